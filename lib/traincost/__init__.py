@@ -1,0 +1,26 @@
+"""traincost: what will a large-model training run cost, before anyone spends?
+
+Time, energy at the plug, carbon and dollars of training a transformer on a given
+accelerator with a given parallel layout, with every assumption shown.
+
+>>> import traincost
+>>> est = traincost.estimate(accelerator="h100-sxm5-80gb", devices=256, model="llama2-7b",
+...                          global_batch=1024, tokens=2e12)
+>>> est.fits_in_memory
+True
+"""
+
+from .assumptions import DEFAULT as DEFAULT_ASSUMPTIONS
+from .assumptions import Assumptions, describe as describe_assumptions
+from .catalog import accelerator, accelerators, model, models, regions, site
+from .estimate import Estimate, compare, estimate
+from .inputs import Accelerator, ParallelConfig, Site, Workload
+from .model import evaluate
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Accelerator", "Assumptions", "DEFAULT_ASSUMPTIONS", "Estimate", "ParallelConfig", "Site",
+    "Workload", "accelerator", "accelerators", "compare", "describe_assumptions", "estimate",
+    "evaluate", "model", "models", "regions", "site", "__version__",
+]

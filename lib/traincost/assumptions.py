@@ -1,0 +1,186 @@
+"""Modelling assumptions: every judgement the model makes, in one place.
+
+Hardware, site and price *facts* live in ``data/*.csv`` with a source and a date.
+What is left are modelling *judgements* (how efficient a kernel is, how much power a
+device draws while it waits, how much of a run is lost to restarts). Each one is a
+field of :class:`Assumptions` with its unit, source, status and a one-line rationale
+in the field's metadata, so an estimate can always show what it assumed:
+
+>>> from traincost.assumptions import DEFAULT, describe
+>>> DEFAULT.goodput_fraction
+0.9
+>>> describe().loc["goodput_fraction", "unit"]
+'fraction'
+
+Status values follow data/README.md: ``spec`` (a specification or a definition),
+``measured`` (a measurement we cite), ``reported`` (a figure a source reports),
+``estimate`` (our judgement from cited evidence, a prior that the calibration issue
+will fit against published runs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+
+import pandas as pd
+
+
+def _a(value, unit, source, status, rationale):
+    return field(default=value, metadata={"unit": unit, "source": source, "status": status,
+                                          "rationale": rationale})
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """Modelling defaults, each with unit, source, status and rationale (see ``describe``)."""
+
+    # --- model state bytes (mixed-precision Adam) --------------------------------------
+    weight_bytes_per_param: float = _a(
+        2.0, "bytes/param", "Rajbhandari et al. 2020 (ZeRO, arXiv:1910.02054) Sec. 3.1", "spec",
+        "16-bit (bf16/fp16) working copy of the weights.")
+    grad_bytes_per_param: float = _a(
+        2.0, "bytes/param", "Rajbhandari et al. 2020 (ZeRO) Sec. 3.1", "spec",
+        "16-bit gradients.")
+    optimizer_bytes_per_param: float = _a(
+        12.0, "bytes/param", "Rajbhandari et al. 2020 (ZeRO) Sec. 3.1 (K=12)", "spec",
+        "fp32 master weights, Adam momentum and variance: 4+4+4 bytes.")
+    optimizer_step_bytes_per_param: float = _a(
+        30.0, "bytes/param", "derived from the Adam update in Kingma & Ba 2015 (arXiv:1412.6980)",
+        "estimate",
+        "The step reads fp32 master, m, v and fp32 grad (16 B), writes master, m, v (12 B) "
+        "and the 16-bit weights (2 B); it is HBM-bound.")
+    grad_reduce_bytes_per_param: float = _a(
+        2.0, "bytes/param", "Rajbhandari et al. 2020 (ZeRO) Sec. 7 (communication volume in Psi "
+        "16-bit elements)", "spec",
+        "Gradients are reduced in 16-bit, as in ZeRO's communication analysis.")
+    framework_reserved_bytes: float = _a(
+        2.0 * 2**30, "bytes", "PyTorch CUDA semantics notes (CUDA context, caching allocator); "
+        "NCCL environment docs (NCCL_BUFFSIZE per channel and peer)", "estimate",
+        "CUDA context (~0.5 GiB), NCCL buffers and allocator fragmentation that the "
+        "analytical memory terms do not see.")
+
+    # --- activations ---------------------------------------------------------------------
+    sequence_parallel: bool = _a(
+        True, "flag", "Korthikanti et al. 2022 (arXiv:2205.05198) Sec. 4.2.2", "estimate",
+        "Megatron-LM runs tensor parallelism with sequence parallelism by default since 2022; "
+        "it divides all stored activations by t.")
+
+    # --- compute efficiency --------------------------------------------------------------
+    in_model_matmul_fraction: float = _a(
+        0.75, "fraction", "prior; Narayanan et al. SC21 (arXiv:2104.04473) Fig. 6-7 show "
+        "transformer-layer GEMM throughput well below isolated-GEMM maxima", "estimate",
+        "Fraction of the accelerator's maximum achievable matmul FLOP/s (MAMF) that a whole "
+        "layer's GEMMs reach, backward and attention included. Calibrated in the accuracy issue.")
+    default_mamf_fraction: float = _a(
+        0.80, "fraction", "stas00/ml-engineering compute/accelerator (MAMF finder results: "
+        "A100 271/312, H100 795/989, Gaudi2 419/432, B200 1745/2250)", "measured",
+        "Used only where data/accelerators.csv has no measured MAMF: the middle of the "
+        "measured MAMF/peak ratios (0.78-0.97 for NVIDIA and Intel parts).")
+    elementwise_traffic_factor: float = _a(
+        2.0, "dimensionless", "Korthikanti et al. 2022 Sec. 4.1 (34*s*b*h bytes of activations "
+        "per layer)", "estimate",
+        "Element-wise work (norms, activation functions, dropout, residuals, softmax) moves "
+        "about twice the bytes it stores (one read, one write); it is HBM-bound.")
+
+    # --- communication -------------------------------------------------------------------
+    scaleup_comm_efficiency: float = _a(
+        0.75, "fraction", "NVIDIA nccl-tests on DGX A100: all-reduce bus bandwidth ~230 GB/s "
+        "of 300 GB/s NVLink (stas00/ml-engineering network benchmarks)", "estimate",
+        "Achieved bus bandwidth as a fraction of the one-direction link bandwidth.")
+    scaleout_comm_efficiency: float = _a(
+        0.80, "fraction", "nccl-tests multi-node InfiniBand results (stas00/ml-engineering "
+        "network/README.md)", "estimate",
+        "Achieved bus bandwidth as a fraction of the NIC line rate per device.")
+    scaleup_latency_s: float = _a(
+        5e-6, "s", "NCCL latency per ring step on NVLink (nccl-tests small-message times)",
+        "estimate", "Latency per ring step inside the scale-up domain.")
+    scaleout_latency_s: float = _a(
+        1.5e-5, "s", "NCCL latency per ring step across InfiniBand (nccl-tests small-message "
+        "times)", "estimate", "Latency per ring step across the scale-out network.")
+    tp_overlap_fraction: float = _a(
+        0.0, "fraction", "Narayanan et al. SC21 Sec. 3.3: tensor-parallel all-reduces sit on "
+        "the critical path", "estimate",
+        "Fraction of tensor-parallel communication hidden behind compute.")
+    cp_overlap_fraction: float = _a(
+        0.8, "fraction", "Megatron-LM context parallelism docs (ring attention overlaps KV "
+        "exchange with attention compute)", "estimate",
+        "Fraction of context-parallel KV exchange hidden behind attention compute.")
+    ep_overlap_fraction: float = _a(
+        0.0, "fraction", "DeepSeek-V3 report Sec. 3.2.1 needed custom DualPipe to hide "
+        "all-to-all; default frameworks expose it", "estimate",
+        "Fraction of expert-parallel all-to-all hidden behind compute.")
+    dp_overlap_fraction: float = _a(
+        0.5, "fraction", "prior; bucketed gradient reduction overlaps the last micro-batch's "
+        "backward (PyTorch DDP design, Li et al. VLDB 2020)", "estimate",
+        "Fraction of the last micro-batch's backward time (or, for ZeRO-3, of each "
+        "micro-batch's compute) that data-parallel traffic can hide behind.")
+
+    # --- reliability ---------------------------------------------------------------------
+    goodput_fraction: float = _a(
+        0.9, "fraction", "Jiang et al. NSDI'24 (MegaScale) Sec. 6: effective training time "
+        "ratio >90%; Llama 3 Herd of Models (arXiv:2407.21783) Sec. 3.3.4: >90%", "reported",
+        "Fraction of wall-clock time that trains; the rest is restarts and checkpoints.")
+
+    # --- power ---------------------------------------------------------------------------
+    compute_power_fraction: float = _a(
+        0.85, "fraction", "Cottier et al. 2024 (arXiv:2405.21015) assume 75% of TDP on "
+        "average; Newkirk et al. 2025 (arXiv:2506.14551) measure an 8xH100 node at ~76% "
+        "of its rating", "estimate",
+        "Share of the (max - idle) power range a device draws while it runs dense compute.")
+    wait_power_fraction: float = _a(
+        0.68, "fraction", "derived from Fernandez et al. TMLR 2025: 128->2048 GPUs cut "
+        "throughput per GPU 37% but power per GPU only 6%", "estimate",
+        "Share of the (max - idle) range drawn while waiting on communication or the "
+        "pipeline bubble; communication kernels keep SMs and HBM busy.")
+    host_power_fraction_of_tdp: float = _a(
+        0.30, "fraction", "DGX-1 V100 3.5 kW and DGX A100 6.5 kW max system power vs 8 x "
+        "GPU TDP (NVIDIA datasheets); Newkirk et al. 2025", "estimate",
+        "Host CPUs, DRAM, NICs, fans and switches per device, averaged over a run, as a "
+        "fraction of the device's TDP (their maximum share is 0.45-1.0 TDP).")
+
+    # --- carbon and money ----------------------------------------------------------------
+    embodied_lifetime_years: float = _a(
+        4.0, "years", "Luccioni et al. 2023 (JMLR, BLOOM) and Morrison et al. 2025 amortise "
+        "server embodied emissions over 4 years", "reported",
+        "Service life over which a device's embodied carbon is spread.")
+    ownership_lifetime_years: float = _a(
+        4.0, "years", "Cottier et al. 2024 Sec. 2 amortise hardware over its useful life",
+        "estimate", "Years over which an owned device's purchase price is depreciated.")
+    electricity_usd_per_kwh: float = _a(
+        0.08, "USD/kWh", "US EIA Electric Power Monthly, average industrial retail price "
+        "2023-2024 (~8 cents/kWh)", "reported",
+        "Electricity price for the ownership cost model when none is given.")
+    default_pue_operator: str = _a(
+        "industry-average", "id in data/pue.csv", "Uptime Institute Global Data Center "
+        "Survey", "reported",
+        "PUE when no operator or cloud region says otherwise: the conservative survey mean.")
+
+
+DEFAULT = Assumptions()
+
+
+def describe(assumptions: Assumptions = DEFAULT) -> pd.DataFrame:
+    """All assumptions as a table: value, unit, status, source and rationale.
+
+    Parameters
+    ----------
+    assumptions : Assumptions
+        The set to describe. [-]
+
+    Returns
+    -------
+    pandas.DataFrame indexed by assumption name.
+    """
+    rows = []
+    for f in fields(assumptions):
+        rows.append({"name": f.name, "value": getattr(assumptions, f.name), **f.metadata})
+    return pd.DataFrame(rows).set_index("name")
+
+
+def with_overrides(assumptions: Assumptions = DEFAULT, **overrides) -> Assumptions:
+    """A copy of ``assumptions`` with some fields replaced (names are checked)."""
+    known = {f.name for f in fields(assumptions)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise ValueError(f"unknown assumption(s) {unknown}; allowed: {sorted(known)}")
+    return replace(assumptions, **overrides)

@@ -1,0 +1,255 @@
+"""Catalogs: the only module that reads files.
+
+* accelerators and model presets from ``data/*.csv`` (shipped as package data
+  ``traincost.data`` and read through :mod:`importlib.resources`, so an editable
+  install and a built wheel find the same files);
+* PUE by operator from ``data/pue.csv``;
+* grid carbon intensity from the data CodeCarbon ships (offline): countries (Ember/OWID
+  via CodeCarbon), US states (EPA eGRID), Canadian provinces, Google Cloud regions; plus
+  ``data/cloud_regions.csv`` mapping AWS and Azure regions to those locations.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+from importlib import resources
+
+import pandas as pd
+
+from .assumptions import DEFAULT
+from .inputs import Accelerator, Site, Workload
+from .units import GRAMS_PER_KG, LBS_PER_KG
+
+_NUMERIC_ACCELERATOR = (
+    "peak_fp32_flop_per_s", "peak_tf32_flop_per_s", "peak_bf16_flop_per_s",
+    "peak_fp16_flop_per_s", "peak_fp8_flop_per_s", "mamf_bf16_flop_per_s", "hbm_bytes",
+    "hbm_bytes_per_s", "tdp_w", "idle_w", "scaleup_domain_devices", "scaleup_bytes_per_s",
+    "scaleout_bytes_per_s", "price_usd_per_h", "capex_usd", "embodied_kgco2e")
+
+#: the operator whose PUE a cloud provider's regions use
+PROVIDER_OPERATOR = {"gcp": "google", "aws": "aws", "azure": "microsoft"}
+
+WORLD = "world"
+
+
+def read_table(name: str) -> pd.DataFrame:
+    """Read ``data/<name>.csv`` from the installed package. [-]"""
+    with resources.files("traincost.data").joinpath(f"{name}.csv").open("r", encoding="utf-8") as f:
+        return pd.read_csv(f, keep_default_na=True)
+
+
+def data_files() -> list[str]:
+    """Names of the CSV files shipped with the package."""
+    return sorted(p.name for p in resources.files("traincost.data").iterdir()
+                  if p.name.endswith(".csv"))
+
+
+@functools.cache
+def accelerators() -> pd.DataFrame:
+    """The accelerator catalog, indexed by id (SI units, see data/README.md)."""
+    df = read_table("accelerators").set_index("id")
+    for col in _NUMERIC_ACCELERATOR:
+        if col in df:
+            df[col] = pd.to_numeric(df[col], errors="coerce")
+    if "mamf_bf16_flop_per_s" not in df:
+        df["mamf_bf16_flop_per_s"] = math.nan
+    return df
+
+
+def _unknown(kind: str, value, allowed) -> ValueError:
+    allowed = list(allowed)
+    return ValueError(f"{kind}: unknown {value!r}; allowed: {', '.join(map(str, allowed))}")
+
+
+def accelerator(accelerator_id: str) -> Accelerator:
+    """The :class:`Accelerator` with catalog id ``accelerator_id``."""
+    df = accelerators()
+    key = str(accelerator_id).strip().lower()
+    if key not in df.index:
+        raise _unknown("accelerator", accelerator_id, df.index)
+    row = df.loc[key]
+    kwargs = {col: float(row[col]) for col in _NUMERIC_ACCELERATOR}
+    kwargs["scaleup_domain_devices"] = int(kwargs["scaleup_domain_devices"])
+    return Accelerator(id=key, name=str(row["name"]), vendor=str(row.get("vendor", "")), **kwargs)
+
+
+@functools.cache
+def models() -> pd.DataFrame:
+    """The model preset catalog, indexed by id."""
+    return read_table("models").set_index("id")
+
+
+_WORKLOAD_INTS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "experts",
+                  "top_k", "shared_experts", "moe_ffn_hidden", "dense_layers", "q_lora_rank",
+                  "kv_lora_rank", "qk_rope_head_dim", "head_dim", "v_head_dim")
+
+
+def model(model_id: str, *, seq_len: int | None = None, global_batch: int = 1024,
+          tokens: float | None = None) -> Workload:
+    """A :class:`Workload` from a preset; ``seq_len`` and ``tokens`` default to the preset's.
+
+    Parameters
+    ----------
+    model_id : str
+        Preset id (``traincost catalog models``).
+    seq_len : int, optional
+        Sequence length; the preset's when omitted. [tokens]
+    global_batch : int
+        Sequences per step. [-]
+    tokens : float, optional
+        Training tokens; the preset's reported figure when omitted. [tokens]
+    """
+    df = models()
+    key = str(model_id).strip().lower()
+    if key not in df.index:
+        raise _unknown("model", model_id, df.index)
+    row = df.loc[key]
+    kw = {}
+    for col in _WORKLOAD_INTS:
+        val = row.get(col)
+        kw[col] = 0 if val is None or pd.isna(val) else int(val)
+    for col in ("gated_mlp", "tied_embeddings", "learned_positions"):
+        kw[col] = bool(int(row[col]))
+    kw["attention"] = str(row["attention"])
+    if seq_len is None:
+        seq_len = int(row["seq_len"])
+    if tokens is None:
+        tokens = float(row["tokens_reported"]) if not pd.isna(row.get("tokens_reported")) \
+            else 300e9
+    return Workload(seq_len=seq_len, global_batch=global_batch, tokens=tokens,
+                    name=str(row["name"]), **kw)
+
+
+@functools.cache
+def pue_table() -> pd.DataFrame:
+    """PUE by operator, indexed by id."""
+    return read_table("pue").set_index("id")
+
+
+def pue(operator: str) -> tuple[float, str]:
+    """(PUE, source) of an operator id in data/pue.csv."""
+    df = pue_table()
+    key = str(operator).strip().lower()
+    if key not in df.index:
+        raise _unknown("pue operator", operator, df.index)
+    row = df.loc[key]
+    return float(row["pue"]), f"{row['operator']} {row['year']}: {row['source']}"
+
+
+@functools.cache
+def _codecarbon():
+    logging.getLogger("codecarbon").setLevel(logging.ERROR)
+    from codecarbon.input import DataSource
+    return DataSource()
+
+
+@functools.cache
+def regions() -> pd.DataFrame:
+    """Every region with a grid carbon intensity, indexed by region id.
+
+    Columns: kind (world | country | subregion | cloud), name, country_iso3, provider,
+    grid_gco2e_per_kwh, year, source. Ids: ``world``; ISO-3 country codes (``FRA``);
+    ``USA:california`` / ``CAN:quebec`` sub-regions; ``gcp:europe-west1``,
+    ``aws:us-east-1``, ``azure:westeurope`` cloud regions.
+    """
+    ds = _codecarbon()
+    rows = []
+    per_source = ds.get_carbon_intensity_per_source_data()
+    rows.append({"id": WORLD, "kind": "world", "name": "World average",
+                 "country_iso3": "", "provider": "",
+                 "grid_gco2e_per_kwh": float(per_source["world_average"]), "year": pd.NA,
+                 "source": "CodeCarbon carbon_intensity_per_source.json world_average"})
+    mix = ds.get_global_energy_mix_data()
+    for iso, rec in mix.items():
+        rows.append({"id": iso, "kind": "country", "name": rec["country_name"],
+                     "country_iso3": iso, "provider": "",
+                     "grid_gco2e_per_kwh": float(rec["carbon_intensity"]), "year": rec.get("year"),
+                     "source": "CodeCarbon global_energy_mix.json (Ember / Our World in Data)"})
+    usa = ds.get_country_emissions_data("usa")
+    src = usa.get("_source", {})
+    for state, rec in usa.items():
+        if state.startswith("_"):
+            continue
+        g_per_kwh = float(rec["emissions"]) / LBS_PER_KG * GRAMS_PER_KG / 1000.0  # lbs/MWh
+        rows.append({"id": f"USA:{state}", "kind": "subregion", "name": f"{state.title()}, USA",
+                     "country_iso3": "USA", "provider": "", "grid_gco2e_per_kwh": g_per_kwh,
+                     "year": src.get("year"), "source": f"CodeCarbon: {src.get('name', 'EPA eGRID')}"})
+    cloud = ds.get_cloud_emissions_data()
+    for rec in cloud.itertuples(index=False):
+        rows.append({"id": f"{rec.provider}:{rec.region}", "kind": "cloud",
+                     "name": f"{rec.providerName} {rec.regionName}",
+                     "country_iso3": "", "provider": rec.provider,
+                     "grid_gco2e_per_kwh": float(rec.impact), "year": pd.NA,
+                     "source": f"CodeCarbon cloud/impact.csv ({rec.source})"})
+    df = pd.DataFrame(rows).drop_duplicates("id").set_index("id")
+    mapped = read_table("cloud_regions")
+    extra = []
+    for rec in mapped.itertuples(index=False):
+        sub = rec.subregion if isinstance(rec.subregion, str) and rec.subregion else None
+        target = f"{rec.country_iso3}:{sub}" if sub else rec.country_iso3
+        if target not in df.index:
+            target = rec.country_iso3
+        if target not in df.index:
+            continue
+        base = df.loc[target]
+        extra.append({"id": f"{rec.provider}:{rec.region}", "kind": "cloud",
+                      "name": f"{rec.provider.upper()} {rec.region} ({rec.city})",
+                      "country_iso3": rec.country_iso3, "provider": rec.provider,
+                      "grid_gco2e_per_kwh": base["grid_gco2e_per_kwh"], "year": base["year"],
+                      "source": f"location per {rec.source}; intensity of {target}: {base['source']}"})
+    if extra:
+        df = pd.concat([df, pd.DataFrame(extra).set_index("id")])
+    return df[~df.index.duplicated()]
+
+
+def _region_key(region: str) -> str:
+    df = regions()
+    text = str(region).strip()
+    lookup = {k.lower(): k for k in df.index}
+    key = lookup.get(text.lower())
+    if key is None:
+        raise ValueError(f"region: unknown {region!r}; allowed: an ISO-3 country code (FRA), "
+                         "USA:<state>, a cloud region (gcp:europe-west1, aws:us-east-1, "
+                         "azure:westeurope) or world; see `traincost catalog regions`")
+    return key
+
+
+def grid_intensity(region: str) -> tuple[float, str]:
+    """(grid intensity [gCO2e/kWh], source) of a region id."""
+    key = _region_key(region)
+    row = regions().loc[key]
+    return float(row["grid_gco2e_per_kwh"]), f"{key}: {row['source']}"
+
+
+def site(region: str | None = None, *, grid_intensity_g: float | None = None,
+         pue_value: float | None = None, price_usd_per_h: float = math.nan,
+         price_model: str = "rental", electricity_usd_per_kwh: float = math.nan,
+         assumptions=DEFAULT) -> Site:
+    """Build a :class:`Site` from a region id and overrides.
+
+    The PUE defaults to the cloud provider's fleet PUE for a cloud region, otherwise to
+    ``assumptions.default_pue_operator``; the grid intensity to the region's (world
+    average when no region is given).
+    """
+    if grid_intensity_g is not None and region is not None:
+        raise ValueError("grid-intensity: give either --region or --grid-intensity, not both")
+    key = _region_key(region) if region is not None else WORLD
+    if grid_intensity_g is None:
+        g, g_src = grid_intensity(key)
+    else:
+        g, g_src = float(grid_intensity_g), "given"
+    if pue_value is None:
+        provider = regions().loc[key, "provider"]
+        operator = PROVIDER_OPERATOR.get(provider, assumptions.default_pue_operator)
+        pue_value, p_src = pue(operator)
+    else:
+        p_src = "given"
+    return Site(pue=float(pue_value), grid_gco2e_per_kwh=g, price_usd_per_h=price_usd_per_h,
+                price_model=price_model,
+                electricity_usd_per_kwh=(assumptions.electricity_usd_per_kwh
+                                         if math.isnan(electricity_usd_per_kwh)
+                                         else electricity_usd_per_kwh),
+                region=key if grid_intensity_g is None else "custom",
+                pue_source=p_src, grid_source=g_src)

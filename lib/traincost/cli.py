@@ -1,0 +1,222 @@
+"""Command-line interface: ``traincost estimate | compare | catalog``.
+
+Every flag maps to a keyword of :func:`traincost.estimate`. Bad input exits with status 2
+and one line on stderr naming the flag; nothing is printed on stdout then.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+import numpy as np
+import pandas as pd
+
+from . import __version__, catalog
+from .estimate import compare, estimate
+from .inputs import PRECISIONS, PRICE_MODELS, RECOMPUTE_MODES
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports errors as one line and exits 2."""
+
+    def error(self, message):
+        sys.stderr.write(f"traincost: error: {message}\n")
+        sys.exit(EXIT_USAGE)
+
+
+def _positive_float(text):
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
+def _add_workload(p):
+    g = p.add_argument_group("workload")
+    g.add_argument("--model", help="model preset id (see `traincost catalog models`)")
+    g.add_argument("--layers", type=int, help="transformer layers L")
+    g.add_argument("--hidden", type=int, help="hidden size h")
+    g.add_argument("--heads", type=int, help="attention heads a")
+    g.add_argument("--kv-heads", type=int, help="key/value heads (GQA); default = heads")
+    g.add_argument("--ffn-hidden", type=int, help="MLP inner size; default 4h")
+    g.add_argument("--vocab", type=int, help="vocabulary size (default 51200)")
+    g.add_argument("--gated-mlp", action="store_true", default=None,
+                   help="SwiGLU MLP (Llama-style, no biases, untied embeddings)")
+    g.add_argument("--experts", type=int, help="routed experts (MoE)")
+    g.add_argument("--top-k", type=int, help="experts per token (MoE)")
+    g.add_argument("--seq-len", type=int, help="sequence length s (default: the preset's)")
+    g.add_argument("--global-batch", type=int, required=True,
+                   help="sequences per optimizer step B")
+    g.add_argument("--tokens", type=_positive_float,
+                   help="training tokens (default: the preset's reported count, else 300e9)")
+
+
+def _add_layout(p):
+    g = p.add_argument_group("parallel layout (omitted knobs are searched: fastest feasible)")
+    g.add_argument("--micro-batch", type=int)
+    g.add_argument("--tp", type=int, help="tensor parallel")
+    g.add_argument("--pp", type=int, help="pipeline parallel")
+    g.add_argument("--cp", type=int, help="context parallel")
+    g.add_argument("--ep", type=int, help="expert parallel (carved out of data parallel)")
+    g.add_argument("--vpp", type=int, help="virtual pipeline stages per device")
+    g.add_argument("--zero", type=int, choices=(0, 1, 2, 3), help="ZeRO stage")
+    g.add_argument("--recompute", choices=RECOMPUTE_MODES, help="activation recomputation")
+    g.add_argument("--precision", choices=PRECISIONS[:4],
+                   help="precision of the peak MFU is measured against (default bf16/fp16)")
+
+
+def _add_site(p):
+    g = p.add_argument_group("site and price")
+    g.add_argument("--region", help="grid region id (see `traincost catalog regions`)")
+    g.add_argument("--grid-intensity", type=_positive_float, help="gCO2e/kWh instead of --region")
+    g.add_argument("--pue", type=_positive_float, help="power usage effectiveness (>= 1)")
+    g.add_argument("--price-per-hour", type=_positive_float, help="USD per device-hour")
+    g.add_argument("--price-model", choices=PRICE_MODELS, default="rental")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="traincost", description="What will a training run cost? Time, "
+                     "energy, carbon and dollars per accelerator and parallel layout.")
+    parser.add_argument("--version", action="version", version=f"traincost {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    est = sub.add_parser("estimate", help="one accelerator, one workload, full breakdown")
+    est.add_argument("--accelerator", required=True, help="accelerator id")
+    est.add_argument("--devices", type=int, required=True, help="number of devices")
+    _add_workload(est)
+    _add_layout(est)
+    _add_site(est)
+
+    cmp_ = sub.add_parser("compare", help="one workload across several accelerators")
+    cmp_.add_argument("--accelerators", required=True,
+                      help="comma-separated accelerator ids, or 'all'")
+    cmp_.add_argument("--devices", type=int, required=True, help="number of devices each")
+    _add_workload(cmp_)
+    _add_layout(cmp_)
+    _add_site(cmp_)
+
+    cat = sub.add_parser("catalog", help="list accelerators, models, regions or PUE")
+    cat.add_argument("table", choices=("accelerators", "models", "regions", "pue"))
+    cat.add_argument("--json", action="store_true")
+    return parser
+
+
+def _kwargs(args) -> dict:
+    names = ("model", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "gated_mlp",
+             "experts", "top_k", "seq_len", "global_batch", "tokens", "micro_batch", "tp", "pp",
+             "cp", "ep", "vpp", "zero", "recompute", "precision", "region", "grid_intensity",
+             "pue", "price_per_hour", "price_model")
+    return {n: getattr(args, n) for n in names}
+
+
+def _clean(obj):
+    """JSON-safe: NaN/inf -> null, numpy scalars -> Python."""
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    if obj is pd.NA:
+        return None
+    return obj
+
+
+def _fmt(x, unit="", digits=3):
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    return f"{x:,.{digits}g}{unit}" if abs(x) < 1e6 else f"{x:,.0f}{unit}"
+
+
+def _print_estimate(d: dict) -> None:
+    p = d["parallel"]
+    chosen = f" (searched: {', '.join(p['chosen_by_search'])} over {p['layouts_evaluated']} " \
+        "layouts)" if p["chosen_by_search"] else ""
+    lines = [
+        f"{d['workload']} on {d['devices']} x {d['accelerator']} ({d['precision']})",
+        f"  layout      tp={p['tp']} pp={p['pp']} dp={p['dp']} cp={p['cp']} ep={p['ep']} "
+        f"vpp={p['vpp']} zero={p['zero']} micro-batch={p['micro_batch']} "
+        f"recompute={p['recompute']}{chosen}",
+        f"  params      {_fmt(d['params'] / 1e9)} B   model FLOP/token {d['model_flop_per_token']:.3e}",
+        f"  memory      {_fmt(d['memory_gib_per_device'])} GiB of {_fmt(d['hbm_gib_per_device'])}"
+        f" GiB per device -> {'fits' if d['fits_in_memory'] else 'DOES NOT FIT'}",
+        f"  step        {_fmt(d['step_time_s'])} s   MFU {d['mfu']:.1%}   HFU {d['hfu']:.1%}   "
+        f"{_fmt(d['hardware_tflops_per_device'])} hardware TFLOP/s per device",
+        f"  time        {_fmt(d['train_time_days'])} days for {d['tokens']:.3g} tokens   "
+        f"{_fmt(d['device_hours'])} device-hours",
+        f"  power       {_fmt(d['avg_power_w_per_device'])} W per device (incl. host)",
+        f"  energy      {_fmt(d['it_energy_mwh'])} MWh IT, {_fmt(d['facility_energy_mwh'])} MWh "
+        f"at the plug (PUE {d['pue']:.2f})",
+        f"  carbon      {_fmt(d['co2e_t'])} tCO2e operational ({d['grid_gco2e_per_kwh']:.0f} "
+        f"g/kWh, {d['region']}), {_fmt(d['embodied_co2e_t'])} t embodied",
+        f"  cost        {_fmt(d['cost_usd'], digits=4)} USD ({d['price_model']})",
+        "  step time   " + ", ".join(f"{k} {v:.3g} s" for k, v in
+                                     d["breakdown"]["step_time_s"].items() if v),
+        "  memory      " + ", ".join(f"{k} {v:.3g} GiB" for k, v in
+                                     d["breakdown"]["memory_gib"].items()),
+    ]
+    print("\n".join(lines))
+
+
+def _catalog(table: str) -> pd.DataFrame:
+    if table == "accelerators":
+        cols = ["name", "peak_bf16_flop_per_s", "peak_fp16_flop_per_s", "hbm_bytes", "tdp_w",
+                "idle_w", "scaleup_domain_devices", "price_usd_per_h", "price_date", "status"]
+        return catalog.accelerators()[cols]
+    if table == "models":
+        return catalog.models()[["name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
+                                 "vocab", "seq_len", "experts", "top_k", "params_reported"]]
+    if table == "pue":
+        return catalog.pue_table()[["operator", "pue", "scope", "year", "source"]]
+    return catalog.regions()[["kind", "name", "grid_gco2e_per_kwh", "year", "source"]]
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "estimate":
+            d = estimate(accelerator=args.accelerator, devices=args.devices,
+                         **_kwargs(args)).to_dict()
+            if args.json:
+                print(json.dumps(_clean(d), indent=2))
+            else:
+                _print_estimate(d)
+        elif args.command == "compare":
+            ids = list(catalog.accelerators().index) if args.accelerators.strip() == "all" \
+                else [s.strip() for s in args.accelerators.split(",") if s.strip()]
+            for acc_id in ids:
+                catalog.accelerator(acc_id)                  # unknown id -> exit 2
+            df = compare(ids, args.devices, **_kwargs(args))
+            if args.json:
+                print(json.dumps(_clean(df.reset_index().to_dict(orient="records")), indent=2))
+            else:
+                with pd.option_context("display.width", 200, "display.max_columns", 30,
+                                       "display.float_format", "{:,.4g}".format):
+                    print(df.to_string())
+        else:
+            df = _catalog(args.table)
+            if args.json:
+                print(json.dumps(_clean(df.reset_index().to_dict(orient="records")), indent=2))
+            else:
+                with pd.option_context("display.width", 250, "display.max_columns", 30,
+                                       "display.max_colwidth", 60, "display.max_rows", 1000):
+                    print(df.to_string())
+    except ValueError as exc:
+        sys.stderr.write(f"traincost: error: {str(exc).splitlines()[0]}\n")
+        return EXIT_USAGE
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

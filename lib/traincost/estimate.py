@@ -1,0 +1,357 @@
+"""One configuration in, a full estimate out; and the same over many accelerators.
+
+:func:`estimate` is the one-row case of :func:`traincost.model.evaluate`: it turns the
+input dataclasses into columns (:func:`columns`), searches the layout knobs left open
+(the same formulas, evaluated over all candidate layouts at once) and wraps the chosen
+row in an :class:`Estimate` that can show its breakdown and its assumptions.
+
+Examples
+--------
+>>> import traincost
+>>> est = traincost.estimate(accelerator="a100-sxm4-80gb", devices=64, model="llama2-7b",
+...                          global_batch=1024, tokens=2e12, tp=1, pp=1, zero=1,
+...                          micro_batch=1, recompute="selective")
+>>> 0.2 < est.mfu < 0.7
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from . import catalog, layout
+from .assumptions import DEFAULT, Assumptions, describe
+from .inputs import RECOMPUTE_MODES, Accelerator, ParallelConfig, Site, Workload, _check_number
+from .model import MEMORY_PARTS, STEP_PARTS, evaluate
+from .units import BYTES_PER_ELEMENT, GIB, GRAMS_PER_TONNE, JOULES_PER_MWH, SECONDS_PER_DAY, TERA
+from .workload import RECOMPUTE_CODES
+
+_CODE_TO_RECOMPUTE = {v: k for k, v in RECOMPUTE_CODES.items()}
+
+
+def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
+            layout_cols: dict) -> dict:
+    """Input columns for :func:`traincost.model.evaluate` (scalars broadcast with layouts)."""
+    peak = acc.peak_flop_per_s(precision)
+    price = site.price_usd_per_h if not math.isnan(site.price_usd_per_h) else acc.price_usd_per_h
+    return {
+        "peak_flop_per_s": peak,
+        "mamf_fraction": acc.mamf_fraction(DEFAULT.default_mamf_fraction),
+        "hbm_bytes": acc.hbm_bytes, "hbm_bytes_per_s": acc.hbm_bytes_per_s,
+        "tdp_w": acc.tdp_w, "idle_w": acc.idle_w,
+        "scaleup_domain_devices": acc.scaleup_domain_devices,
+        "scaleup_bytes_per_s": acc.scaleup_bytes_per_s,
+        "scaleout_bytes_per_s": acc.scaleout_bytes_per_s,
+        "price_usd_per_h": price, "capex_usd": acc.capex_usd,
+        "embodied_kgco2e": acc.embodied_kgco2e,
+        "bytes_per_element": BYTES_PER_ELEMENT[precision],
+        "layers": wl.layers, "hidden": wl.hidden, "heads": wl.heads,
+        "kv_heads": wl.kv_heads_effective, "head_dim": wl.head_dim_effective,
+        "ffn_hidden": wl.ffn_hidden_effective, "gated_mlp": wl.gated_mlp, "vocab": wl.vocab,
+        "seq_len": wl.seq_len, "tied_embeddings": wl.tied_embeddings,
+        "learned_positions": wl.learned_positions, "experts": wl.experts, "top_k": wl.top_k,
+        "shared_experts": wl.shared_experts,
+        "moe_ffn_hidden": wl.moe_ffn_hidden or wl.ffn_hidden_effective,
+        "dense_layers": wl.dense_layers, "mla": wl.attention == "mla",
+        "q_lora_rank": wl.q_lora_rank, "kv_lora_rank": wl.kv_lora_rank,
+        "qk_rope_head_dim": wl.qk_rope_head_dim, "v_head_dim": wl.v_head_dim,
+        "global_batch": wl.global_batch, "tokens": wl.tokens,
+        "devices": devices,
+        **layout_cols,
+        "pue": site.pue, "grid_gco2e_per_kwh": site.grid_gco2e_per_kwh,
+        "is_rental": site.price_model == "rental",
+        "electricity_usd_per_kwh": site.electricity_usd_per_kwh,
+    }
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A full estimate for one configuration: inputs, outputs (SI) and breakdowns."""
+
+    accelerator: Accelerator
+    workload: Workload
+    parallel: ParallelConfig
+    site: Site
+    devices: int
+    precision: str
+    values: dict
+    assumptions: Assumptions = DEFAULT
+    chosen_by_search: tuple = field(default=())
+    layouts_evaluated: int = 1
+
+    def __getattr__(self, name):
+        values = object.__getattribute__(self, "values")
+        if name in values:
+            return values[name]
+        raise AttributeError(name)
+
+    # --- presentation at the edges (units converted here only) ------------------------
+    @property
+    def train_time_days(self) -> float:
+        return self.values["train_time_s"] / SECONDS_PER_DAY
+
+    def step_breakdown_s(self) -> dict:
+        """Step-time parts [s]: compute, exposed communication per kind, bubble, optimizer."""
+        return {k: self.values[f"step_{k}_s"] for k in STEP_PARTS}
+
+    def memory_breakdown_gib(self) -> dict:
+        """Memory parts per device [GiB]."""
+        return {k: self.values[f"memory_{k}_bytes"] / GIB for k in MEMORY_PARTS}
+
+    def to_dict(self) -> dict:
+        """The public JSON contract (see DESIGN.md)."""
+        v = self.values
+        p = self.parallel
+        return {
+            "accelerator": self.accelerator.id,
+            "devices": self.devices,
+            "precision": self.precision,
+            "workload": self.workload.name,
+            "parallel": {"tp": p.tp, "pp": p.pp, "dp": int(v["dp"]), "cp": p.cp, "ep": p.ep,
+                         "vpp": p.vpp, "zero": p.zero, "micro_batch": p.micro_batch,
+                         "recompute": p.recompute,
+                         "num_microbatches": int(v["num_microbatches"]),
+                         "chosen_by_search": list(self.chosen_by_search),
+                         "layouts_evaluated": self.layouts_evaluated},
+            "params": v["params"],
+            "active_params": v["active_params"],
+            "model_flop_per_token": v["model_flop_per_token"],
+            "hardware_flop_per_token": v["hardware_flop_per_token"],
+            "step_time_s": v["step_time_s"],
+            "tokens_per_s": v["tokens_per_s"],
+            "mfu": v["mfu"],
+            "hfu": v["hfu"],
+            "model_tflops_per_device": v["model_flop_per_s_per_device"] / TERA,
+            "hardware_tflops_per_device": v["hardware_flop_per_s_per_device"] / TERA,
+            "memory_gib_per_device": v["memory_bytes_per_device"] / GIB,
+            "hbm_gib_per_device": self.accelerator.hbm_bytes / GIB,
+            "fits_in_memory": bool(v["fits_in_memory"]),
+            "tokens": self.workload.tokens,
+            "train_time_days": self.train_time_days,
+            "device_hours": v["device_hours"],
+            "avg_power_w_per_device": v["avg_power_w_per_device"],
+            "it_energy_mwh": v["it_energy_j"] / JOULES_PER_MWH,
+            "facility_energy_mwh": v["facility_energy_j"] / JOULES_PER_MWH,
+            "pue": self.site.pue,
+            "grid_gco2e_per_kwh": self.site.grid_gco2e_per_kwh,
+            "region": self.site.region,
+            "co2e_t": v["co2e_g"] / GRAMS_PER_TONNE,
+            "embodied_co2e_t": _finite_or_none(v["embodied_co2e_g"] / GRAMS_PER_TONNE),
+            "cost_usd": _finite_or_none(v["cost_usd"]),
+            "price_model": self.site.price_model,
+            "breakdown": {
+                "step_time_s": self.step_breakdown_s(),
+                "memory_gib": self.memory_breakdown_gib(),
+                "power_w": {"device": v["device_power_w"], "host": v["host_power_w"],
+                            "busy_fraction": v["busy_fraction"]},
+            },
+            "sources": {"pue": self.site.pue_source, "grid": self.site.grid_source},
+        }
+
+    def assumptions_table(self) -> pd.DataFrame:
+        """The modelling assumptions behind this estimate (value, unit, source, rationale)."""
+        return describe(self.assumptions)
+
+
+def _finite_or_none(x):
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _scalarise(values: dict, i: int) -> dict:
+    """Row i of evaluate()'s outputs (which mix scalars and arrays) as Python scalars."""
+    out = {}
+    for k, v in values.items():
+        arr = np.asarray(v).reshape(-1)
+        x = arr[i if arr.size > 1 else 0]
+        out[k] = bool(x) if arr.dtype == bool else float(x)
+    return out
+
+
+def _as_accelerator(accelerator) -> Accelerator:
+    return accelerator if isinstance(accelerator, Accelerator) else catalog.accelerator(accelerator)
+
+
+def build_workload(model=None, *, layers=None, hidden=None, heads=None, kv_heads=None,
+                   ffn_hidden=None, vocab=None, gated_mlp=None, experts=None, top_k=None,
+                   seq_len=None, global_batch=None, tokens=None) -> Workload:
+    """A Workload from a preset id and/or explicit architecture flags (flags override)."""
+    if global_batch is None:
+        raise ValueError("global-batch: required (sequences per optimizer step)")
+    if model is not None:
+        base = catalog.model(model, seq_len=seq_len, global_batch=global_batch, tokens=tokens)
+        over = {k: v for k, v in dict(layers=layers, hidden=hidden, heads=heads,
+                                      kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab,
+                                      gated_mlp=gated_mlp, experts=experts,
+                                      top_k=top_k).items() if v is not None}
+        if not over:
+            return base
+        from dataclasses import replace
+        return replace(base, **over, name=f"{base.name} (modified)")
+    missing = [n for n, v in (("layers", layers), ("hidden", hidden), ("heads", heads),
+                              ("seq-len", seq_len)) if v is None]
+    if missing:
+        raise ValueError(f"{missing[0]}: required unless --model is given")
+    return Workload(layers=layers, hidden=hidden, heads=heads, seq_len=seq_len,
+                    global_batch=global_batch, tokens=300e9 if tokens is None else tokens,
+                    vocab=51200 if vocab is None else vocab, kv_heads=kv_heads or 0,
+                    ffn_hidden=ffn_hidden or 0, gated_mlp=bool(gated_mlp),
+                    tied_embeddings=not gated_mlp, learned_positions=not gated_mlp,
+                    experts=experts or 0, top_k=top_k or 0)
+
+
+def estimate(accelerator=None, devices=None, *, workload: Workload | None = None,
+             model: str | None = None, layers=None, hidden=None, heads=None, kv_heads=None,
+             ffn_hidden=None, vocab=None, gated_mlp=None, experts=None, top_k=None,
+             seq_len=None, global_batch=None, micro_batch=None, tp=None, pp=None, cp=None,
+             ep=None, vpp=None, zero=None, recompute=None, precision=None, tokens=None,
+             region=None, grid_intensity=None, pue=None, price_per_hour=None,
+             price_model="rental", site: Site | None = None,
+             assumptions: Assumptions = DEFAULT) -> Estimate:
+    """Estimate time, energy, carbon and cost of one training run.
+
+    Every ``traincost estimate`` flag is a keyword here (dashes become underscores).
+    Layout knobs left as ``None`` are chosen by evaluating every valid candidate layout
+    with the same formulas and keeping the fastest that fits in memory (if none fits,
+    the one needing the least memory, reported with ``fits_in_memory=False``).
+
+    Parameters
+    ----------
+    accelerator : str or Accelerator
+        Catalog id or object.
+    devices : int
+        Number of devices. [-]
+    workload : Workload, optional
+        Instead of ``model``/architecture flags.
+    model : str, optional
+        Preset id; architecture flags given too override it.
+    precision : str, optional
+        bf16, fp16, fp8 or tf32: the peak FLOP/s MFU is measured against; by default
+        bf16, or fp16 on devices without bf16 (V100). [-]
+    tokens : float
+        Training tokens. [tokens]
+    region : str, optional
+        Grid region id (``traincost catalog regions``); world average if omitted.
+    grid_intensity : float, optional
+        Grid intensity instead of a region. [gCO2e/kWh]
+    pue : float, optional
+        Power usage effectiveness; by default the cloud provider's or the industry's. [-]
+    price_per_hour : float, optional
+        Price per device-hour instead of the catalog's. [USD/h]
+    price_model : str
+        ``rental`` or ``ownership``.
+
+    Returns
+    -------
+    Estimate
+    """
+    acc = _as_accelerator(accelerator)
+    _check_number("devices", devices, minimum=0, integer=True)
+    devices = int(devices)
+    if workload is None:
+        workload = build_workload(model, layers=layers, hidden=hidden, heads=heads,
+                                  kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab,
+                                  gated_mlp=gated_mlp, experts=experts, top_k=top_k,
+                                  seq_len=seq_len, global_batch=global_batch, tokens=tokens)
+    if tokens is not None:
+        _check_number("tokens", tokens, minimum=0)
+    if site is None:
+        site = catalog.site(region, grid_intensity_g=grid_intensity, pue_value=pue,
+                            price_usd_per_h=math.nan if price_per_hour is None else price_per_hour,
+                            price_model=price_model, assumptions=assumptions)
+    if precision is None:
+        precision = "bf16" if not math.isnan(acc.peak_bf16_flop_per_s) else "fp16"
+    acc.peak_flop_per_s(precision)                      # raises for a missing precision
+    if recompute is not None and recompute not in RECOMPUTE_MODES:
+        raise ValueError(f"recompute: {recompute!r} is not one of {', '.join(RECOMPUTE_MODES)}")
+    fixed = {"tp": tp, "pp": pp, "cp": cp, "ep": ep, "vpp": vpp, "zero": zero,
+             "micro_batch": micro_batch,
+             "recompute": None if recompute is None else RECOMPUTE_CODES[recompute]}
+    for k, val in fixed.items():
+        if val is not None and k != "recompute":
+            _check_number(k.replace("_", "-"), val, minimum=0 if k != "zero" else -1,
+                          integer=True)
+    if zero is not None and zero not in (0, 1, 2, 3):
+        raise ValueError(f"zero: {zero!r} is not one of 0, 1, 2, 3")
+    wl = workload
+    arch = {"heads": wl.heads, "kv_heads": wl.kv_heads_effective, "layers": wl.layers,
+            "seq_len": wl.seq_len, "experts": wl.experts, "devices": devices,
+            "global_batch": wl.global_batch}
+    open_knobs = tuple(k for k, val in fixed.items() if val is None)
+    if not open_knobs:
+        lay = {k: np.asarray([v]) for k, v in fixed.items()}
+        layout.check({**arch, **{k: int(v[0]) for k, v in lay.items()}})
+    else:
+        lay = layout.candidates(fixed, heads=wl.heads, layers=wl.layers, experts=wl.experts,
+                                devices=devices, domain=acc.scaleup_domain_devices)
+        mask = layout.valid({**arch, **lay})
+        if not mask.any():
+            # report the first rule the user's own choices break, else a general message
+            sample = {**arch, **{k: int(v[0]) for k, v in lay.items()}}
+            layout.check(sample)
+            raise ValueError(f"devices: no valid layout of {devices} devices for this workload "
+                             f"(global batch {wl.global_batch}, {wl.layers} layers, "
+                             f"{wl.heads} heads)")
+        lay = {k: v[mask] for k, v in lay.items()}
+    cols = columns(acc, wl, site, precision, devices, lay)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = evaluate(cols, assumptions)
+    n = len(lay["tp"])
+    step = np.broadcast_to(out["step_time_s"], (n,))
+    mem = np.broadcast_to(out["memory_bytes_per_device"], (n,))
+    known = np.isfinite(step)      # NaN: the layout needs a link the catalog has no figure for
+    if not known.any():
+        raise ValueError(f"devices: {devices} x {acc.id} needs scale-out bandwidth beyond "
+                         f"its {acc.scaleup_domain_devices}-device domain, which the catalog "
+                         "does not give")
+    fits = np.broadcast_to(out["fits_in_memory"], (n,)) & known
+    if fits.any():
+        i = int(np.flatnonzero(fits)[np.lexsort((mem[fits], step[fits]))[0]])
+    else:
+        i = int(np.flatnonzero(known)[np.argmin(mem[known])])
+    values = _scalarise(out, i)
+    chosen = {k: int(v[i]) for k, v in lay.items()}
+    par = ParallelConfig(tp=chosen["tp"], pp=chosen["pp"], cp=chosen["cp"], ep=chosen["ep"],
+                         vpp=chosen["vpp"], zero=chosen["zero"],
+                         micro_batch=chosen["micro_batch"],
+                         recompute=_CODE_TO_RECOMPUTE[chosen["recompute"]])
+    return Estimate(accelerator=acc, workload=wl, parallel=par, site=site, devices=devices,
+                    precision=precision, values=values, assumptions=assumptions,
+                    chosen_by_search=open_knobs, layouts_evaluated=n)
+
+
+#: columns of :func:`compare`'s table, with their units
+COMPARE_COLUMNS = ("accelerator", "devices", "tp", "pp", "dp", "micro_batch", "recompute", "zero",
+                   "fits_in_memory", "mfu", "train_time_days", "device_hours",
+                   "avg_power_w_per_device", "facility_energy_mwh", "co2e_t",
+                   "embodied_co2e_t", "cost_usd")
+
+
+def compare(accelerators, devices, **kwargs) -> pd.DataFrame:
+    """Estimate one workload on several accelerators; one row each (see COMPARE_COLUMNS).
+
+    ``devices`` is one count for all or a dict {accelerator id: count}. An accelerator
+    that cannot run the workload (no layout, missing precision) gets a row with its
+    reason in ``note`` instead of numbers.
+    """
+    rows = []
+    for acc_id in accelerators:
+        n = devices[acc_id] if isinstance(devices, dict) else devices
+        try:
+            d = estimate(accelerator=acc_id, devices=n, **kwargs).to_dict()
+        except ValueError as exc:
+            rows.append({"accelerator": acc_id, "devices": n, "note": str(exc)})
+            continue
+        row = {k: d.get(k) for k in COMPARE_COLUMNS}
+        row.update({k: d["parallel"][k] for k in ("tp", "pp", "dp", "micro_batch", "recompute",
+                                                   "zero")})
+        row["note"] = "" if d["fits_in_memory"] else "does not fit in memory"
+        rows.append(row)
+    df = pd.DataFrame(rows, columns=[*COMPARE_COLUMNS, "note"]).set_index("accelerator")
+    for col in ("devices", "tp", "pp", "dp", "micro_batch", "zero"):
+        df[col] = df[col].astype("Int64")
+    return df

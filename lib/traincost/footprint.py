@@ -1,0 +1,75 @@
+"""Energy, carbon and cost of a run, from its power, time and site.
+
+All functions broadcast over numpy arrays and work in SI (J, s, g), converting only
+through the named constants in :mod:`traincost.units`.
+
+References
+----------
+.. [1] Patterson et al. 2021, arXiv:2104.10350 (energy = power x time x PUE;
+   emissions = energy x grid intensity).
+.. [2] Luccioni, Viguier & Ligozat, "Estimating the Carbon Footprint of BLOOM", JMLR 2023
+   (embodied emissions amortised over the hardware's life).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .units import GRAMS_PER_KG, JOULES_PER_KWH, SECONDS_PER_HOUR
+
+
+def it_energy_j(avg_power_w, num_devices, wall_time_s):
+    """IT energy: E_IT = P_avg x N x T. [J]
+
+    Examples
+    --------
+    >>> it_energy_j(400.0, 8, 3600.0) / 3.6e6   # kWh
+    3.2
+    """
+    return avg_power_w * num_devices * wall_time_s
+
+
+def facility_energy_j(it_energy, pue):
+    """Facility energy at the plug: E = E_IT x PUE. [J]"""
+    return it_energy * pue
+
+
+def operational_co2e_g(facility_energy, grid_gco2e_per_kwh):
+    """Location-based operational emissions: E[kWh] x intensity [gCO2e/kWh]. [gCO2e]"""
+    return facility_energy / JOULES_PER_KWH * grid_gco2e_per_kwh
+
+
+def embodied_co2e_g(embodied_kgco2e, num_devices, wall_time_s, lifetime_s):
+    """Embodied emissions of the devices, amortised over their life [2]. [gCO2e]
+
+    Notes
+    -----
+    C = C_device x N x T / T_life; NaN where the device's embodied figure is unknown.
+    """
+    return embodied_kgco2e * GRAMS_PER_KG * num_devices * wall_time_s / lifetime_s
+
+
+def rental_cost_usd(device_hours, price_usd_per_h):
+    """Rental cost: device-hours x price per device-hour. [USD]"""
+    return device_hours * price_usd_per_h
+
+
+def ownership_cost_usd(device_hours, capex_usd, lifetime_h, facility_energy, electricity_usd_per_kwh):
+    """Ownership cost: straight-line depreciation of the devices plus electricity. [USD]
+
+    Notes
+    -----
+    C = capex x device_hours / life_hours + E_facility[kWh] x price[USD/kWh]. Assumes the
+    devices are busy over their whole life (no idle capacity is charged to the run).
+    """
+    return capex_usd * device_hours / lifetime_h + facility_energy / JOULES_PER_KWH * electricity_usd_per_kwh
+
+
+def device_hours(num_devices, wall_time_s):
+    """Device-hours: N x T / 3600. [h]"""
+    return num_devices * wall_time_s / SECONDS_PER_HOUR
+
+
+def where_rental(is_rental, rental, ownership):
+    """Pick the cost of the chosen price model elementwise. [USD]"""
+    return np.where(is_rental, rental, ownership)

@@ -1,0 +1,334 @@
+"""The four kinds of input, each a small frozen dataclass validated on construction.
+
+* :class:`Accelerator` - the system: one device's peak FLOP/s, memory, power, links.
+* :class:`Workload` - the transformer and the training job (sequence, batch, tokens).
+* :class:`ParallelConfig` - the layout: tp, pp, dp (derived), cp, ep, vpp, ZeRO,
+  micro-batch, activation recompute.
+* :class:`Site` - where it runs: PUE, grid carbon intensity, prices.
+
+They hold parameters and add no physics (pvlib's "three layers"): the formulas live
+in :mod:`traincost.workload`, :mod:`traincost.memory`, :mod:`traincost.performance`,
+:mod:`traincost.power` and :mod:`traincost.footprint`. A bad value raises
+``ValueError`` naming the field, the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+RECOMPUTE_MODES = ("none", "selective", "full")
+PRECISIONS = ("bf16", "fp16", "fp8", "tf32", "fp32")
+PRICE_MODELS = ("rental", "ownership")
+
+
+def _check_number(name, value, *, minimum=None, exclusive=True, integer=False, allow_nan=False):
+    """Raise ValueError unless value is a (finite) number in the allowed range."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: {value!r} is not a number") from None
+    if isinstance(value, float) and math.isnan(value):
+        if allow_nan:
+            return
+        raise ValueError(f"{name}: NaN is not allowed")
+    if not math.isfinite(value):
+        raise ValueError(f"{name}: {value!r} is not finite")
+    if integer and value != int(value):
+        raise ValueError(f"{name}: {value!r} must be a whole number")
+    if minimum is not None:
+        if exclusive and value <= minimum:
+            raise ValueError(f"{name}: {value!r} must be > {minimum}")
+        if not exclusive and value < minimum:
+            raise ValueError(f"{name}: {value!r} must be >= {minimum}")
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """One accelerator device (one row of ``data/accelerators.csv``).
+
+    Parameters
+    ----------
+    id : str
+        Catalog id, e.g. ``"a100-sxm4-80gb"``.
+    name : str
+        Human-readable name.
+    peak_fp32_flop_per_s, peak_tf32_flop_per_s, peak_bf16_flop_per_s, peak_fp16_flop_per_s, peak_fp8_flop_per_s : float
+        Dense peak throughput per precision, NaN where the precision is absent. [FLOP/s]
+    mamf_bf16_flop_per_s : float
+        Measured maximum achievable bf16 matmul throughput, NaN if unknown. [FLOP/s]
+    hbm_bytes : float
+        Device memory. [bytes]
+    hbm_bytes_per_s : float
+        Device memory bandwidth. [bytes/s]
+    tdp_w : float
+        Maximum device power. [W]
+    idle_w : float
+        Power of an idle, powered device. [W]
+    scaleup_domain_devices : int
+        Devices in one fast (NVLink/xGMI/ICI) domain. [-]
+    scaleup_bytes_per_s : float
+        Per-device one-direction bandwidth inside the domain. [bytes/s]
+    scaleout_bytes_per_s : float
+        Per-device one-direction bandwidth across domains, NaN if unpublished. [bytes/s]
+    price_usd_per_h : float
+        Rental price per device-hour, NaN if unknown. [USD/h]
+    capex_usd : float
+        Purchase price per device, NaN if unknown. [USD]
+    embodied_kgco2e : float
+        Embodied emissions per device, NaN if unknown. [kgCO2e]
+    """
+
+    id: str
+    name: str
+    peak_fp32_flop_per_s: float
+    peak_tf32_flop_per_s: float
+    peak_bf16_flop_per_s: float
+    peak_fp16_flop_per_s: float
+    peak_fp8_flop_per_s: float
+    mamf_bf16_flop_per_s: float
+    hbm_bytes: float
+    hbm_bytes_per_s: float
+    tdp_w: float
+    idle_w: float
+    scaleup_domain_devices: int
+    scaleup_bytes_per_s: float
+    scaleout_bytes_per_s: float
+    price_usd_per_h: float = math.nan
+    capex_usd: float = math.nan
+    embodied_kgco2e: float = math.nan
+    vendor: str = ""
+
+    def __post_init__(self):
+        for name in ("hbm_bytes", "hbm_bytes_per_s", "tdp_w", "scaleup_bytes_per_s"):
+            _check_number(name, getattr(self, name), minimum=0)
+        # NaN: no published scale-out figure (layouts that would need it are not evaluated)
+        _check_number("scaleout_bytes_per_s", self.scaleout_bytes_per_s, minimum=0,
+                      allow_nan=True)
+        _check_number("idle_w", self.idle_w, minimum=0, exclusive=False)
+        if self.idle_w >= self.tdp_w:
+            raise ValueError(f"idle_w: {self.idle_w} must be below tdp_w {self.tdp_w}")
+        _check_number("scaleup_domain_devices", self.scaleup_domain_devices, minimum=0,
+                      integer=True)
+        for name in ("peak_fp32_flop_per_s", "peak_tf32_flop_per_s", "peak_bf16_flop_per_s",
+                     "peak_fp16_flop_per_s", "peak_fp8_flop_per_s", "mamf_bf16_flop_per_s",
+                     "price_usd_per_h", "capex_usd", "embodied_kgco2e"):
+            _check_number(name, getattr(self, name), minimum=0, allow_nan=True)
+        if math.isnan(self.peak_bf16_flop_per_s) and math.isnan(self.peak_fp16_flop_per_s):
+            raise ValueError(f"{self.id}: needs peak_bf16_flop_per_s or peak_fp16_flop_per_s")
+
+    def peak_flop_per_s(self, precision: str) -> float:
+        """Dense peak at ``precision`` [FLOP/s]; ValueError if the device lacks it."""
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision: {precision!r} is not one of {', '.join(PRECISIONS)}")
+        value = getattr(self, f"peak_{precision}_flop_per_s")
+        if math.isnan(value):
+            have = [p for p in PRECISIONS if not math.isnan(getattr(self, f"peak_{p}_flop_per_s"))]
+            raise ValueError(f"precision: {self.id} has no {precision} peak; it has "
+                             f"{', '.join(have)}")
+        return value
+
+    def mamf_fraction(self, default: float) -> float:
+        """Measured max achievable matmul FLOP/s over dense bf16 (or fp16) peak [-]."""
+        peak = self.peak_bf16_flop_per_s
+        if math.isnan(peak):
+            peak = self.peak_fp16_flop_per_s
+        if math.isnan(self.mamf_bf16_flop_per_s):
+            return default
+        return min(self.mamf_bf16_flop_per_s / peak, 1.0)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A decoder-only transformer and the job that trains it.
+
+    Parameters
+    ----------
+    layers : int
+        Transformer layers, L. [-]
+    hidden : int
+        Hidden size, h. [-]
+    heads : int
+        Attention heads, a. [-]
+    seq_len : int
+        Sequence length, s. [tokens]
+    global_batch : int
+        Sequences per optimizer step, B. [-]
+    tokens : float
+        Training tokens for the whole job, D. [tokens]
+    vocab : int
+        Vocabulary size, V. [-]
+    kv_heads : int
+        Key/value heads (GQA/MQA); 0 means equal to ``heads``. [-]
+    ffn_hidden : int
+        MLP inner size, f; 0 means 4h. [-]
+    gated_mlp : bool
+        SwiGLU-style MLP with three matrices (also implies bias-free linears and RMSNorm,
+        true of every gated preset). [-]
+    tied_embeddings : bool
+        Output layer shares the input embedding. [-]
+    learned_positions : bool
+        Learned absolute position embeddings (s*h parameters). [-]
+    experts, top_k, shared_experts : int
+        Routed experts, experts per token, always-on shared experts (0 for dense). [-]
+    moe_ffn_hidden : int
+        Inner size of each expert's MLP; 0 means ``ffn_hidden``. [-]
+    dense_layers : int
+        Leading layers with a dense MLP in an MoE model. [-]
+    attention : str
+        ``"mha"`` (MHA/GQA/MQA) or ``"mla"`` (DeepSeek multi-head latent attention). [-]
+    head_dim : int
+        Per-head q/k size (for MLA its non-rotary part); 0 means h/a. [-]
+    q_lora_rank, kv_lora_rank, qk_rope_head_dim, v_head_dim : int
+        MLA dimensions (0 for mha). [-]
+    name : str
+        Label. [-]
+    """
+
+    layers: int
+    hidden: int
+    heads: int
+    seq_len: int
+    global_batch: int
+    tokens: float = 300e9
+    vocab: int = 51200
+    kv_heads: int = 0
+    ffn_hidden: int = 0
+    gated_mlp: bool = False
+    tied_embeddings: bool = True
+    learned_positions: bool = True
+    experts: int = 0
+    top_k: int = 0
+    shared_experts: int = 0
+    moe_ffn_hidden: int = 0
+    dense_layers: int = 0
+    attention: str = "mha"
+    head_dim: int = 0
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
+    name: str = "custom"
+
+    def __post_init__(self):
+        for n in ("layers", "hidden", "heads", "seq_len", "global_batch", "vocab"):
+            _check_number(n, getattr(self, n), minimum=0, integer=True)
+        _check_number("tokens", self.tokens, minimum=0)
+        for n in ("kv_heads", "ffn_hidden", "experts", "top_k", "shared_experts",
+                  "moe_ffn_hidden", "dense_layers", "head_dim", "q_lora_rank", "kv_lora_rank",
+                  "qk_rope_head_dim", "v_head_dim"):
+            _check_number(n, getattr(self, n), minimum=0, exclusive=False, integer=True)
+        if self.attention not in ("mha", "mla"):
+            raise ValueError(f"attention: {self.attention!r} is not one of mha, mla")
+        kv = self.kv_heads_effective
+        if kv > self.heads or self.heads % kv:
+            raise ValueError(f"kv-heads: {self.kv_heads} must divide heads {self.heads}")
+        if self.head_dim == 0 and self.hidden % self.heads:
+            raise ValueError(f"heads: {self.heads} must divide hidden {self.hidden}")
+        if self.experts:
+            if not 1 <= self.top_k <= self.experts:
+                raise ValueError(f"top-k: {self.top_k} must be between 1 and experts "
+                                 f"{self.experts}")
+            if self.dense_layers >= self.layers:
+                raise ValueError(f"dense_layers: {self.dense_layers} must be below layers "
+                                 f"{self.layers}")
+        elif self.top_k or self.shared_experts:
+            raise ValueError(f"top-k: {self.top_k} given for a dense model (experts 0)")
+
+    @property
+    def kv_heads_effective(self) -> int:
+        return self.kv_heads or self.heads
+
+    @property
+    def ffn_hidden_effective(self) -> int:
+        return self.ffn_hidden or 4 * self.hidden
+
+    @property
+    def head_dim_effective(self) -> int:
+        return self.head_dim or self.hidden // self.heads
+
+
+@dataclass(frozen=True)
+class ParallelConfig:
+    """A parallel layout. ``dp`` is derived: devices / (tp * pp * cp).
+
+    Parameters
+    ----------
+    tp, pp, cp, ep : int
+        Tensor, pipeline, context and expert parallel sizes (ep is carved out of dp). [-]
+    vpp : int
+        Virtual pipeline stages (model chunks) per device, v. [-]
+    zero : int
+        ZeRO stage 0-3 over the data-parallel group. [-]
+    micro_batch : int
+        Sequences per micro-batch, b. [-]
+    recompute : str
+        Activation recomputation: ``none``, ``selective`` or ``full``. [-]
+    """
+
+    tp: int = 1
+    pp: int = 1
+    cp: int = 1
+    ep: int = 1
+    vpp: int = 1
+    zero: int = 1
+    micro_batch: int = 1
+    recompute: str = "selective"
+
+    def __post_init__(self):
+        for n in ("tp", "pp", "cp", "ep", "vpp", "micro_batch"):
+            _check_number(n.replace("_", "-"), getattr(self, n), minimum=0, integer=True)
+        if self.zero not in (0, 1, 2, 3):
+            raise ValueError(f"zero: {self.zero!r} is not one of 0, 1, 2, 3")
+        if self.recompute not in RECOMPUTE_MODES:
+            raise ValueError(f"recompute: {self.recompute!r} is not one of "
+                             f"{', '.join(RECOMPUTE_MODES)}")
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where the run happens and how it is paid for.
+
+    Parameters
+    ----------
+    pue : float
+        Power usage effectiveness, facility / IT energy (>= 1). [-]
+    grid_gco2e_per_kwh : float
+        Location-based grid carbon intensity. [gCO2e/kWh]
+    price_usd_per_h : float
+        Price per device-hour; NaN means the accelerator's catalog price. [USD/h]
+    price_model : str
+        ``rental`` (device-hours x price) or ``ownership`` (amortised purchase +
+        electricity). [-]
+    electricity_usd_per_kwh : float
+        Electricity price for the ownership model; NaN means the assumption default. [USD/kWh]
+    region : str
+        Label of the grid region. [-]
+    """
+
+    pue: float
+    grid_gco2e_per_kwh: float
+    price_usd_per_h: float = math.nan
+    price_model: str = "rental"
+    electricity_usd_per_kwh: float = math.nan
+    region: str = "custom"
+    pue_source: str = ""
+    grid_source: str = ""
+
+    def __post_init__(self):
+        _check_number("pue", self.pue, minimum=1.0, exclusive=False)
+        if self.pue > 3.0:
+            raise ValueError(f"pue: {self.pue} is above 3, beyond any surveyed data centre")
+        _check_number("grid-intensity", self.grid_gco2e_per_kwh, minimum=0, exclusive=False)
+        _check_number("price-per-hour", self.price_usd_per_h, minimum=0, allow_nan=True)
+        _check_number("electricity_usd_per_kwh", self.electricity_usd_per_kwh, minimum=0,
+                      exclusive=False, allow_nan=True)
+        if self.price_model not in PRICE_MODELS:
+            raise ValueError(f"price_model: {self.price_model!r} is not one of "
+                             f"{', '.join(PRICE_MODELS)}")
+
+
+def as_dict(obj) -> dict:
+    """Fields of a dataclass instance as a plain dict."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}

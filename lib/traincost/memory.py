@@ -1,0 +1,132 @@
+"""Memory per device: model states (ZeRO 0-3) and activations (recompute modes).
+
+All functions broadcast over numpy arrays.
+
+References
+----------
+.. [1] Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion Parameter
+   Models", SC20, arXiv:1910.02054, Sec. 3.1 and 5.
+.. [2] Korthikanti et al., "Reducing Activation Recomputation in Large Transformer
+   Models", MLSys 2023, arXiv:2205.05198, Sec. 4 (Table 2) and 4.2.3.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .workload import RECOMPUTE_CODES
+
+
+def model_state_bytes(params, dp, zero, weight_bytes, grad_bytes, optimizer_bytes):
+    """Weights, gradients and optimizer states on one device.
+
+    Parameters
+    ----------
+    params : float or array
+        Parameters held by this device's model-parallel shard. [params]
+    dp : int or array
+        Data-parallel group size over which ZeRO shards, d. [-]
+    zero : int or array
+        ZeRO stage 0-3. [-]
+    weight_bytes, grad_bytes, optimizer_bytes : float
+        Bytes per parameter of each state (2, 2, 12 for mixed-precision Adam). [bytes]
+
+    Returns
+    -------
+    dict with ``weights``, ``gradients``, ``optimizer`` [bytes].
+
+    Notes
+    -----
+    With Psi parameters [1]: stage 0 keeps (2 + 2 + 12)*Psi; stage 1 shards the optimizer
+    (12*Psi/d); stage 2 also the gradients; stage 3 also the weights.
+
+    Examples
+    --------
+    >>> s = model_state_bytes(1e9, 8, 3, 2, 2, 12)
+    >>> float(sum(s.values())) / 1e9
+    2.0
+    """
+    zero = np.asarray(zero)
+    weights = params * weight_bytes / np.where(zero >= 3, dp, 1)
+    gradients = params * grad_bytes / np.where(zero >= 2, dp, 1)
+    optimizer = params * optimizer_bytes / np.where(zero >= 1, dp, 1)
+    return {"weights": weights, "gradients": gradients, "optimizer": optimizer}
+
+
+def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, head_dim,
+                               ffn_eff, tp, recompute_code, sequence_parallel=True,
+                               bytes_per_element=2.0):
+    """Activations one layer stores for one micro-batch, and the full set it needs.
+
+    Parameters
+    ----------
+    seq_len : int or array
+        Tokens of a sequence on this device (s / cp). [tokens]
+    micro_batch, hidden, heads, kv_heads, head_dim : int or array
+        b, h, a, a_kv, d. [-]
+    ffn_eff : float or array
+        MLP inner width a token's activations span (f, or (k + shared) * f_expert). [-]
+    tp : int or array
+        Tensor-parallel size, t. [-]
+    recompute_code : int or array
+        0 none, 1 selective, 2 full. [-]
+    sequence_parallel : bool
+        Shard the non-tensor-parallel activations over t too. [-]
+    bytes_per_element : float
+        Bytes of a 16-bit activation. [bytes]
+
+    Returns
+    -------
+    (stored, full) [bytes]: what the layer keeps between forward and backward under the
+    recompute mode, and what it holds while (re)computing its own backward.
+
+    Notes
+    -----
+    Korthikanti et al. [2] Sec. 4.1 count, for 16-bit activations and f = 4h,
+    s*b*h*(34 + 5*a*s/h) bytes per layer: attention 11*s*b*h + 5*a*s^2*b, MLP 19*s*b*h,
+    norms 4*s*b*h. We keep their terms but let the shapes vary (GQA, any f, gated MLPs):
+    attention 2h (input) + 2ad (Q) + 4 a_kv d (K, V) + 2ad (context) + h (dropout mask),
+    MLP 2h (input) + h (mask) + 4f (GPT: two f-wide tensors) or 6f (gated: three),
+    norms 4h; the softmax block stores 5*a*s per token. With tensor and sequence
+    parallelism everything is divided by t (Table 2); without sequence parallelism the
+    10*s*b*h outside the tensor-parallel regions is not. Selective recompute drops the
+    5*a*s^2*b term; full recompute keeps only the layer input, 2*s*b*h (/t with SP).
+    The factor 2 in these counts is bytes_per_element.
+    """
+    sb = seq_len * micro_batch
+    e = bytes_per_element / 2.0                                       # counts are for 2 bytes
+    attn = 2 * hidden + 2 * heads * head_dim + 4 * kv_heads * head_dim + 2 * heads * head_dim \
+        + hidden
+    mlp = 3 * hidden + ffn_eff * 4                                    # gated: caller passes 1.5f
+    norms = 4 * hidden
+    linear = sb * (attn + mlp + norms) * e
+    scores = 5 * heads * seq_len * sb * e
+    outside_tp = 10 * sb * hidden * e                                 # not sharded without SP
+    sharded = np.where(sequence_parallel, linear / tp,
+                       outside_tp + (linear - outside_tp) / tp)
+    full = sharded + scores / tp
+    layer_input = 2 * sb * hidden * e / np.where(sequence_parallel, tp, 1)
+    stored = np.where(recompute_code == RECOMPUTE_CODES["full"], layer_input,
+                      np.where(recompute_code == RECOMPUTE_CODES["selective"], sharded, full))
+    return stored, full
+
+
+def microbatches_in_flight(pp, vpp, num_microbatches):
+    """Micro-batches whose activations the first pipeline stage holds at once (1F1B).
+
+    Parameters
+    ----------
+    pp, vpp, num_microbatches : int or array
+        p, v, m. [-]
+
+    Returns
+    -------
+    Equivalent micro-batches of a whole stage's layers. [-]
+
+    Notes
+    -----
+    Korthikanti et al. [2] Sec. 4.2.3: with 1F1B the first stage holds p micro-batches
+    (fewer if m < p); interleaving (v > 1) multiplies this by 1 + (p - 1)/(p*v).
+    """
+    inflight = np.minimum(num_microbatches, pp)
+    return inflight * np.where(vpp > 1, 1 + (pp - 1) / (pp * vpp), 1.0)

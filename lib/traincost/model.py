@@ -1,0 +1,271 @@
+"""The one orchestrator: columns of configurations in, every output column out.
+
+:func:`evaluate` composes the formula modules in data-flow order
+(workload -> memory -> communication -> performance -> power -> footprint). Every
+input may be a scalar or a numpy array; arrays broadcast, so the one-configuration
+:func:`traincost.estimate` and a million-row sweep run exactly this code.
+
+Column names (inputs) are listed in :data:`INPUT_COLUMNS`; outputs are SI quantities
+(s, W, J, bytes, FLOP, g, USD) plus ``breakdown_*`` parts of the step time and memory.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import comm, footprint, memory, performance, power, workload
+from .assumptions import DEFAULT, Assumptions
+from .units import HOURS_PER_YEAR, SECONDS_PER_HOUR
+
+INPUT_COLUMNS = (
+    # accelerator (at the chosen precision)
+    "peak_flop_per_s", "mamf_fraction", "hbm_bytes", "hbm_bytes_per_s", "tdp_w", "idle_w",
+    "scaleup_domain_devices", "scaleup_bytes_per_s", "scaleout_bytes_per_s",
+    "price_usd_per_h", "capex_usd", "embodied_kgco2e", "bytes_per_element",
+    # workload
+    "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "gated_mlp", "vocab",
+    "seq_len", "tied_embeddings", "learned_positions", "experts", "top_k", "shared_experts",
+    "moe_ffn_hidden", "dense_layers", "mla", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
+    "v_head_dim", "global_batch", "tokens",
+    # layout
+    "devices", "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute",
+    # site
+    "pue", "grid_gco2e_per_kwh", "is_rental", "electricity_usd_per_kwh",
+)
+
+#: step-time parts, in the order they are reported
+STEP_PARTS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "bubble", "dp_comm",
+              "optimizer")
+#: memory parts, in the order they are reported
+MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "reserved")
+
+
+def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
+    """Evaluate configurations given as columns (scalars or equal-length arrays).
+
+    Parameters
+    ----------
+    c : dict
+        One entry per name in :data:`INPUT_COLUMNS`. ``recompute`` holds integer codes
+        (:data:`traincost.workload.RECOMPUTE_CODES`); ``mla``, ``gated_mlp``,
+        ``tied_embeddings``, ``learned_positions`` and ``is_rental`` are booleans.
+    assumptions : Assumptions
+        Modelling defaults. [-]
+
+    Returns
+    -------
+    dict of arrays (SI units), see :mod:`traincost.estimate` for their meaning.
+
+    Notes
+    -----
+    Step time (Narayanan et al. SC21 Sec. 3.4):
+    ``T = m*t_mb + (p-1)/v * t_mb + T_dp,exposed + T_optimizer`` with m = B/(d*b)
+    micro-batches and t_mb one micro-batch's time on one stage (compute plus exposed
+    tensor-, context-, expert- and pipeline-parallel communication). Pipeline stages are
+    assumed balanced: each holds L/p layers and 1/p of the output layer's work.
+    """
+    a = assumptions
+    L, h, s, V = c["layers"], c["hidden"], c["seq_len"], c["vocab"]
+    heads, kv, d = c["heads"], c["kv_heads"], c["head_dim"]
+    t, p, cp, ep, v = c["tp"], c["pp"], c["cp"], c["ep"], c["vpp"]
+    b, B, n = c["micro_batch"], c["global_batch"], c["devices"]
+    zero, rc, mla = c["zero"], c["recompute"], c["mla"]
+    E, k, shared = c["experts"], c["top_k"], c["shared_experts"]
+    e = c["bytes_per_element"]
+    act_e = np.maximum(e, 2.0)                       # activations stay 16-bit under fp8
+    dp = n // (t * p * cp)
+    m = B // (dp * b)                                # micro-batches per step
+
+    # ---- workload ------------------------------------------------------------------
+    params = workload.parameter_counts(
+        L, h, heads, kv, d, c["ffn_hidden"], c["gated_mlp"], V, s, c["tied_embeddings"],
+        c["learned_positions"], E, k, shared, c["moe_ffn_hidden"], c["dense_layers"], mla,
+        c["q_lora_rank"], c["kv_lora_rank"], c["qk_rope_head_dim"], c["v_head_dim"])
+    attn_core = workload.attention_core_flop_per_token(
+        L, s, heads, d, mla=mla, qk_rope_head_dim=c["qk_rope_head_dim"],
+        v_head_dim=c["v_head_dim"])
+    model_fpt, hw_fpt = workload.flop_per_token(params["layer_matmul_active"], V, h, attn_core, rc)
+
+    # ---- memory (the first pipeline stage, which holds the most) -------------------------
+    expert_params = params["experts"]
+    dense_layer_params = params["layers"] - expert_params
+    first_stage_embed = params["embedding"] + np.where(p == 1, params["output"], 0)
+    dense_on_device = (dense_layer_params / p + first_stage_embed) / t
+    expert_on_device = expert_params / (p * ep * t)
+    states_dense = memory.model_state_bytes(dense_on_device, dp, zero, a.weight_bytes_per_param,
+                                            a.grad_bytes_per_param, a.optimizer_bytes_per_param)
+    states_expert = memory.model_state_bytes(expert_on_device, dp // ep, zero,
+                                             a.weight_bytes_per_param, a.grad_bytes_per_param,
+                                             a.optimizer_bytes_per_param)
+    moe_share = params["moe_layers"] / L
+    gate = np.where(c["gated_mlp"], 1.5, 1.0)        # gated MLPs store three f-wide tensors
+    ffn_eff = gate * ((1 - moe_share) * c["ffn_hidden"]
+                      + moe_share * (k + shared) * c["moe_ffn_hidden"])
+    v_dim = np.where(mla, c["v_head_dim"], d)
+    qk_dim = d + np.where(mla, c["qk_rope_head_dim"], 0)
+    s_local = s / cp
+    stored, full = memory.activation_bytes_per_layer(
+        s_local, b, h, heads, kv, (qk_dim + v_dim) / 2, ffn_eff, t, rc, a.sequence_parallel, act_e)
+    inflight = memory.microbatches_in_flight(p, v, m)
+    activations = (L / p) * stored * inflight \
+        + np.where(rc == workload.RECOMPUTE_CODES["full"], full, 0.0) \
+        + np.where(p == 1, 2 * act_e * s_local * b * V / t, 0.0)   # fp32 logits on last stage
+    mem = {
+        "weights": states_dense["weights"] + states_expert["weights"],
+        "gradients": states_dense["gradients"] + states_expert["gradients"],
+        "optimizer": states_dense["optimizer"] + states_expert["optimizer"],
+        "activations": activations,
+        "reserved": np.full_like(np.asarray(activations, dtype=float),
+                                 a.framework_reserved_bytes),
+    }
+    memory_bytes = sum(mem.values())
+
+    # ---- compute per micro-batch per stage --------------------------------------------
+    flop_rate = c["peak_flop_per_s"] * c["mamf_fraction"] * a.in_model_matmul_fraction
+    bw = c["hbm_bytes_per_s"]
+    tokens_mb = b * s_local
+    attn_w = workload.attention_weights(h, heads, kv, d, mla=mla, q_lora_rank=c["q_lora_rank"],
+                                        kv_lora_rank=c["kv_lora_rank"],
+                                        qk_rope_head_dim=c["qk_rope_head_dim"],
+                                        v_head_dim=c["v_head_dim"])
+    up = np.where(c["gated_mlp"], 2, 1)
+    dense_mm, core, elem = performance.layer_forward_time(
+        tokens_mb, h, heads, kv, d, v_dim, qk_dim, attn_w, up * c["ffn_hidden"], c["ffn_hidden"],
+        1.0, tokens_mb, s, t, full, flop_rate, bw, a.elementwise_traffic_factor, e)
+    experts_per_device = np.where(E > 0, E / ep, 0)
+    tokens_per_expert = np.where(E > 0, tokens_mb * k * ep / np.maximum(E, 1), 0)
+    moe_mm, _, _ = performance.layer_forward_time(
+        tokens_mb, h, heads, kv, d, v_dim, qk_dim, attn_w, up * c["moe_ffn_hidden"],
+        c["moe_ffn_hidden"], experts_per_device, tokens_per_expert, s, t, full, flop_rate, bw,
+        a.elementwise_traffic_factor, e)
+    shared_mm = shared * (performance.gemm_time(tokens_mb, h, up * c["moe_ffn_hidden"] / t,
+                                                flop_rate, bw, e)
+                          + performance.gemm_time(tokens_mb, c["moe_ffn_hidden"] / t, h,
+                                                  flop_rate, bw, e))
+    router = performance.gemm_time(tokens_mb, h, E, flop_rate, bw, e) * (E > 0)
+    moe_layer_mm = moe_mm + shared_mm + router      # moe_mm includes the attention GEMMs
+    n_moe = params["moe_layers"]
+    layer_mm = ((L - n_moe) * dense_mm + n_moe * moe_layer_mm) / L
+    fwd_layer = layer_mm + core + elem
+    recompute_layer = np.where(rc == workload.RECOMPUTE_CODES["full"], fwd_layer,
+                               np.where(rc == workload.RECOMPUTE_CODES["selective"], core, 0.0))
+    logits_fwd = performance.gemm_time(tokens_mb, h, V / t, flop_rate, bw, e)
+    compute_mb = (L / p) * (3 * fwd_layer + recompute_layer) + 3 * logits_fwd / p
+
+    # ---- communication per micro-batch -----------------------------------------------
+    net = (c["scaleup_domain_devices"], c["scaleup_bytes_per_s"], c["scaleout_bytes_per_s"],
+           a.scaleup_comm_efficiency, a.scaleout_comm_efficiency, a.scaleup_latency_s,
+           a.scaleout_latency_s)
+    full_rc = rc == workload.RECOMPUTE_CODES["full"]
+    bw_tp, lat_tp = comm.link(t, 1, *net)
+    act_bytes = tokens_mb * h * act_e
+    n_tp = 4 + 2 * full_rc                           # 2 fwd + 2 bwd (+2 recompute) per layer
+    tp_mb = (L / p) * n_tp * comm.collective_time("all_reduce", act_bytes, t, bw_tp, lat_tp) \
+        * (1 - a.tp_overlap_fraction)
+    bw_cp, lat_cp = comm.link(cp, t, *net)
+    kv_bytes = 2 * b * s * kv * d * act_e / t        # K and V of the whole sequence
+    n_cp = 3 + full_rc                               # gather fwd, gather + reduce-scatter bwd
+    cp_mb = (L / p) * n_cp * comm.collective_time("all_gather", kv_bytes, cp, bw_cp, lat_cp) \
+        * (1 - a.cp_overlap_fraction)
+    bw_ep, lat_ep = comm.link(ep, t * cp, *net)
+    a2a_bytes = tokens_mb * k * h * act_e / t
+    n_ep = 4 + 2 * full_rc                           # dispatch + combine, fwd and bwd
+    ep_mb = (n_moe / p) * n_ep * comm.collective_time("all_to_all", a2a_bytes, ep, bw_ep,
+                                                      lat_ep) * (1 - a.ep_overlap_fraction)
+    bw_pp, lat_pp = comm.link(p, t * cp * dp, *net)
+    p2p_bytes = act_bytes / np.where(a.sequence_parallel, t, 1)
+    pp_mb = np.where(p > 1, 2 * v * comm.p2p_time(p2p_bytes, bw_pp, lat_pp), 0.0)
+    t_mb = compute_mb + tp_mb + cp_mb + ep_mb + pp_mb
+
+    # ---- data parallel and optimizer, per step ----------------------------------------
+    bw_dp, lat_dp = comm.link(dp, t * cp, *net)
+    bw_edp, lat_edp = comm.link(dp // ep, t * cp * ep, *net)
+    grad_dense = dense_on_device * a.grad_reduce_bytes_per_param
+    grad_expert = expert_on_device * a.grad_reduce_bytes_per_param
+    dp_reduce = comm.collective_time("all_reduce", grad_dense, dp, bw_dp, lat_dp) \
+        + comm.collective_time("all_reduce", grad_expert, dp // ep, bw_edp, lat_edp)
+    # ZeRO-3 regathers the weights for every micro-batch's forward and backward
+    w_dense = dense_on_device * a.weight_bytes_per_param
+    w_expert = expert_on_device * a.weight_bytes_per_param
+    gather = comm.collective_time("all_gather", w_dense, dp, bw_dp, lat_dp) \
+        + comm.collective_time("all_gather", w_expert, dp // ep, bw_edp, lat_edp)
+    zero3 = zero == 3
+    backward_mb = compute_mb * 2 / 3
+    dp_step = np.where(zero3, dp_reduce / 2, dp_reduce)   # ZeRO-3: reduce-scatter only
+    dp_exposed = performance.exposed(dp_step, backward_mb, a.dp_overlap_fraction) \
+        + np.where(zero3, m * performance.exposed((2 + full_rc) * gather, compute_mb,
+                                                  a.dp_overlap_fraction), 0.0)
+    shard = np.where(zero >= 1, dp, 1)
+    optimizer_s = (dense_on_device / shard + expert_on_device / np.where(zero >= 1, dp // ep, 1)) \
+        * a.optimizer_step_bytes_per_param / bw
+
+    bubble = performance.pipeline_bubble_fraction(p, v, m) * m * t_mb
+    parts = {
+        "compute": m * compute_mb,
+        "tp_comm": m * tp_mb,
+        "cp_comm": m * cp_mb,
+        "ep_comm": m * ep_mb,
+        "pp_comm": m * pp_mb,
+        "bubble": bubble,
+        "dp_comm": dp_exposed,
+        "optimizer": optimizer_s,
+    }
+    step_time = sum(parts.values())
+
+    # ---- throughput, utilisation --------------------------------------------------------
+    tokens_per_step = B * s
+    tokens_per_s = tokens_per_step / step_time
+    peak = c["peak_flop_per_s"]
+    model_flop_s = model_fpt * tokens_per_s / n
+    hw_flop_s = hw_fpt * tokens_per_s / n
+
+    # ---- power, energy, carbon, cost ---------------------------------------------------
+    busy = (parts["compute"] + parts["optimizer"]) / step_time
+    chip_w = power.device_power_w(c["tdp_w"], c["idle_w"], busy, a.compute_power_fraction,
+                                  a.wait_power_fraction)
+    host_w = power.host_power_w(c["tdp_w"], a.host_power_fraction_of_tdp)
+    avg_w = chip_w + host_w
+    wall_s = c["tokens"] / tokens_per_s / a.goodput_fraction
+    dev_h = footprint.device_hours(n, wall_s)
+    it_j = footprint.it_energy_j(avg_w, n, wall_s)
+    fac_j = footprint.facility_energy_j(it_j, c["pue"])
+    co2e_g = footprint.operational_co2e_g(fac_j, c["grid_gco2e_per_kwh"])
+    embodied_g = footprint.embodied_co2e_g(c["embodied_kgco2e"], n, wall_s,
+                                           a.embodied_lifetime_years * HOURS_PER_YEAR
+                                           * SECONDS_PER_HOUR)
+    rental = footprint.rental_cost_usd(dev_h, c["price_usd_per_h"])
+    own = footprint.ownership_cost_usd(dev_h, c["capex_usd"],
+                                       a.ownership_lifetime_years * HOURS_PER_YEAR, fac_j,
+                                       c["electricity_usd_per_kwh"])
+    cost = np.where(c["is_rental"], rental, own)
+
+    out = {
+        "params": params["total"],
+        "active_params": params["active"],
+        "model_flop_per_token": model_fpt,
+        "hardware_flop_per_token": hw_fpt,
+        "dp": dp,
+        "num_microbatches": m,
+        "step_time_s": step_time,
+        "tokens_per_s": tokens_per_s,
+        "mfu": model_flop_s / peak,
+        "hfu": hw_flop_s / peak,
+        "model_flop_per_s_per_device": model_flop_s,
+        "hardware_flop_per_s_per_device": hw_flop_s,
+        "memory_bytes_per_device": memory_bytes,
+        "fits_in_memory": memory_bytes <= c["hbm_bytes"],
+        "busy_fraction": busy,
+        "device_power_w": chip_w,
+        "host_power_w": host_w,
+        "avg_power_w_per_device": avg_w,
+        "train_time_s": wall_s,
+        "device_hours": dev_h,
+        "it_energy_j": it_j,
+        "facility_energy_j": fac_j,
+        "co2e_g": co2e_g,
+        "embodied_co2e_g": embodied_g,
+        "cost_usd": cost,
+    }
+    out.update({f"step_{k_}_s": v_ for k_, v_ in parts.items()})
+    out.update({f"memory_{k_}_bytes": v_ for k_, v_ in mem.items()})
+    return out

@@ -1,0 +1,140 @@
+"""Compute time of matrix and element-wise work, pipeline schedule, step time.
+
+All functions broadcast over numpy arrays.
+
+The efficiency model, stated once:
+
+* A matrix multiply (M x K) @ (K x N) runs at the slower of its compute time at the
+  *achieved* matmul rate and its HBM time (a roofline):
+  ``t = max(2*M*K*N / F_eff, e*(M*K + K*N + M*N) / BW)``, with
+  ``F_eff = peak * mamf_fraction * in_model_matmul_fraction``: the device's measured
+  maximum achievable matmul FLOP/s (MAMF) over peak, times the share of MAMF a whole
+  layer's GEMMs reach. Small micro-batches and thin tensor-parallel shards fall onto the
+  bandwidth roof by themselves.
+* Element-wise work (norms, activation functions, dropout, softmax, residuals) is
+  HBM-bound: it moves ``elementwise_traffic_factor`` times the bytes the layer stores.
+
+References
+----------
+.. [1] Williams, Waterman & Patterson, "Roofline", CACM 2009.
+.. [2] Narayanan et al., SC21, arXiv:2104.04473, Sec. 2.2 (bubble (p-1)/(v*m)) and 3.4.
+.. [3] stas00/ml-engineering, compute/accelerator: maximum achievable matmul FLOP/s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def gemm_time(m, k, n, flop_per_s, bytes_per_s, bytes_per_element=2.0):
+    """Roofline time of one (m x k) @ (k x n) matrix multiply.
+
+    Parameters
+    ----------
+    m, k, n : float or array
+        GEMM dimensions. [-]
+    flop_per_s : float or array
+        Achieved compute-bound matmul rate. [FLOP/s]
+    bytes_per_s : float or array
+        Memory bandwidth. [bytes/s]
+    bytes_per_element : float
+        Bytes per operand element. [bytes]
+
+    Returns
+    -------
+    Time. [s]
+
+    Examples
+    --------
+    >>> float(gemm_time(4096, 4096, 4096, 1e14, 1e12))   # compute-bound: 2*4096^3/1e14
+    0.0013743895347199999
+    """
+    compute = 2.0 * m * k * n / flop_per_s
+    memory = bytes_per_element * (m * k + k * n + m * n) / bytes_per_s
+    return np.maximum(compute, memory)
+
+
+def layer_forward_time(tokens, hidden, heads, kv_heads, head_dim, v_dim, qk_dim, attn_weights,
+                       mlp_in, mlp_out, experts_local, expert_tokens, seq_keys, tp,
+                       stored_full_bytes, flop_per_s, bytes_per_s, traffic_factor,
+                       bytes_per_element=2.0):
+    """Forward time of one transformer layer for one micro-batch on one device.
+
+    Parameters
+    ----------
+    tokens : float or array
+        Tokens of the micro-batch on this device, b*s/cp. [tokens]
+    hidden, heads, kv_heads, head_dim, v_dim, qk_dim : int or array
+        h, a, a_kv, d, value head size, query/key head size. [-]
+    attn_weights : float or array
+        Attention projection weights of the layer (all heads). [params]
+    mlp_in, mlp_out : float or array
+        Output width of the MLP's first GEMM(s) (f, or 2f gated) and input width of its
+        last (f); for an MoE layer those of one expert. [-]
+    experts_local : float or array
+        GEMMs the MLP runs per device (1 for dense, routed experts on this device plus
+        shared experts for MoE). [-]
+    expert_tokens : float or array
+        Tokens each of those GEMMs sees (tokens for dense; tokens*k*ep/E for experts). [tokens]
+    seq_keys : float or array
+        Keys each query attends to (the full sequence s). [tokens]
+    tp : int or array
+        Tensor-parallel size. [-]
+    stored_full_bytes : float or array
+        Bytes of activations the layer produces (full set, this device). [bytes]
+    flop_per_s, bytes_per_s : float or array
+        Achieved matmul rate and HBM bandwidth. [FLOP/s], [bytes/s]
+    traffic_factor : float
+        HBM traffic of element-wise work per stored byte. [-]
+
+    Returns
+    -------
+    (matmul_s, attention_core_s, elementwise_s) for the forward pass. [s]
+
+    Notes
+    -----
+    Attention projections run as one GEMM of width W_attn/(h*t); the MLP as
+    ``experts_local`` GEMM pairs of (expert_tokens x h x mlp_in/t) and
+    (expert_tokens x mlp_out/t x h). The attention core (Q K^T and the weighted sum)
+    does 2*tokens*s*a*(d_qk + d_v)/t FLOP at the matmul rate (fused flash-style kernels
+    do not write the s x s scores to HBM).
+    """
+    attn = gemm_time(tokens, hidden, attn_weights / (hidden * tp), flop_per_s, bytes_per_s,
+                     bytes_per_element)
+    mlp = experts_local * (
+        gemm_time(expert_tokens, hidden, mlp_in / tp, flop_per_s, bytes_per_s, bytes_per_element)
+        + gemm_time(expert_tokens, mlp_out / tp, hidden, flop_per_s, bytes_per_s,
+                    bytes_per_element))
+    core = 2.0 * tokens * seq_keys * heads * (qk_dim + v_dim) / tp / flop_per_s
+    elementwise = traffic_factor * stored_full_bytes / bytes_per_s
+    return attn + mlp, core, elementwise
+
+
+def pipeline_bubble_fraction(pp, vpp, num_microbatches):
+    """Idle share of the pipeline relative to the ideal time: (p - 1)/(v * m) [2]. [-]
+
+    Examples
+    --------
+    >>> float(pipeline_bubble_fraction(8, 1, 96))
+    0.07291666666666667
+    """
+    return (pp - 1) / (vpp * num_microbatches)
+
+
+def exposed(time_s, window_s, overlap_fraction):
+    """Communication left on the critical path after overlapping it with a window.
+
+    Parameters
+    ----------
+    time_s : float or array
+        Communication time. [s]
+    window_s : float or array
+        Compute time it may overlap with. [s]
+    overlap_fraction : float
+        Share of that window usable for overlap. [-]
+
+    Returns
+    -------
+    max(0, time - overlap_fraction * window). [s]
+    """
+    return np.maximum(0.0, time_s - overlap_fraction * window_s)

@@ -1,0 +1,27 @@
+"""Named unit conversions. SI inside the model; these convert at the edges.
+
+Model code never writes a bare ``3600`` or ``1e9``: it uses these names.
+"""
+
+SECONDS_PER_HOUR = 3600.0
+HOURS_PER_DAY = 24.0
+SECONDS_PER_DAY = SECONDS_PER_HOUR * HOURS_PER_DAY
+HOURS_PER_YEAR = 365.25 * HOURS_PER_DAY
+
+JOULES_PER_KWH = 3.6e6
+JOULES_PER_MWH = 3.6e9
+WH_PER_MWH = 1e6
+
+GIB = 2.0**30
+GB = 1e9
+
+TERA = 1e12
+GIGA = 1e9
+
+GRAMS_PER_KG = 1e3
+GRAMS_PER_TONNE = 1e6
+KG_PER_TONNE = 1e3
+LBS_PER_KG = 2.20462262185
+
+#: bytes per element of each training precision's activations and weights
+BYTES_PER_ELEMENT = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "tf32": 4.0, "fp32": 4.0}

@@ -1,0 +1,191 @@
+"""Parameters and FLOP of a decoder-only transformer (dense or mixture-of-experts).
+
+Every function takes numbers or numpy arrays and broadcasts. Notation follows
+Narayanan et al. (SC21): L layers, h hidden, a heads, s sequence, V vocabulary;
+a_kv key/value heads, d head size, f MLP inner size, E experts, k top-k.
+
+References
+----------
+.. [1] Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters
+   Using Megatron-LM", SC21, arXiv:2104.04473 (Eq. 2 and 3).
+.. [2] Chowdhery et al., "PaLM", arXiv:2204.02311, App. B (6N + 12*L*h*s per token).
+.. [3] Korthikanti et al., "Reducing Activation Recomputation in Large Transformer
+   Models", arXiv:2205.05198, Sec. 5 (selective recompute).
+.. [4] DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437, Sec. 2.1 (MLA).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def attention_weights(hidden, heads, kv_heads, head_dim, *, mla=False, q_lora_rank=0,
+                      kv_lora_rank=0, qk_rope_head_dim=0, v_head_dim=0):
+    """Matrix weights of one attention block (no biases, no norms).
+
+    Parameters
+    ----------
+    hidden, heads, kv_heads, head_dim : int or array
+        h, a, a_kv, d. [-]
+    mla : bool or array
+        Multi-head latent attention (DeepSeek-V2/V3) instead of MHA/GQA. [-]
+    q_lora_rank, kv_lora_rank, qk_rope_head_dim, v_head_dim : int or array
+        MLA ranks and head sizes; a q_lora_rank of 0 means a full-rank query. [-]
+
+    Returns
+    -------
+    Weights per layer. [params]
+
+    Notes
+    -----
+    MHA/GQA: h*a*d (Q) + 2*h*a_kv*d (K, V) + a*d*h (output).
+    MLA [4]: query down/up h*r_q + r_q*a*(d + d_r) (or h*a*(d + d_r) at full rank),
+    joint KV down h*(r_kv + d_r), KV up r_kv*a*(d + d_v), output a*d_v*h.
+    """
+    h, a, a_kv, d = hidden, heads, kv_heads, head_dim
+    mha = h * a * d + 2 * h * a_kv * d + a * d * h
+    q_full = h * a * (d + qk_rope_head_dim)
+    q_lora = h * q_lora_rank + q_lora_rank * a * (d + qk_rope_head_dim)
+    q = np.where(np.asarray(q_lora_rank) > 0, q_lora, q_full)
+    kv = h * (kv_lora_rank + qk_rope_head_dim) + kv_lora_rank * a * (d + v_head_dim)
+    out = a * v_head_dim * h
+    return np.where(mla, q + kv + out, mha)
+
+
+def mlp_weights(hidden, ffn_hidden, gated):
+    """Matrix weights of one MLP (or one expert): 3*h*f if gated (SwiGLU), else 2*h*f. [params]"""
+    return np.where(gated, 3, 2) * hidden * ffn_hidden
+
+
+def parameter_counts(layers, hidden, heads, kv_heads, head_dim, ffn_hidden, gated_mlp, vocab,
+                     seq_len, tied_embeddings, learned_positions, experts=0, top_k=0,
+                     shared_experts=0, moe_ffn_hidden=0, dense_layers=0, mla=False,
+                     q_lora_rank=0, kv_lora_rank=0, qk_rope_head_dim=0, v_head_dim=0):
+    """Exact parameter counts of a dense or MoE decoder.
+
+    Parameters are those of :class:`traincost.inputs.Workload` (effective values: no
+    zeros standing for defaults). [-]
+
+    Returns
+    -------
+    dict of arrays [params]:
+        ``total`` all parameters; ``active`` those one token uses (top-k experts);
+        ``embedding`` input embedding + positions; ``output`` untied output layer;
+        ``layers`` all transformer layers; ``experts`` routed-expert weights (all layers);
+        ``layer_matmul_active`` matrix weights one token touches in the layers (incl. the
+        router), used for FLOP; ``moe_layers`` number of MoE layers.
+
+    Notes
+    -----
+    Per dense layer: attention weights + MLP weights + biases + norms. Gated (Llama-style)
+    models have no biases and RMSNorm (h per norm); the others (GPT-style) have biases
+    (a*d + 2*a_kv*d + h in attention, f + h in the MLP) and LayerNorm (2h per norm). For
+    GPT with f = 4h this is 12*h^2 + 13*h per layer, and with V*h embeddings and s*h
+    learned positions reproduces Megatron-LM Eq. 2 [1]: 145.6e9 for L=80, h=12288,
+    V=51200, s=2048. An MoE layer replaces the MLP by E routed experts, the shared experts
+    and a router (h*E).
+
+    Examples
+    --------
+    >>> p = parameter_counts(80, 12288, 96, 96, 128, 49152, False, 51200, 2048, True, True)
+    >>> round(float(p["total"]) / 1e9, 1)
+    145.6
+    """
+    h, L = hidden, layers
+    biases = ~np.asarray(gated_mlp, dtype=bool)
+    v_dim = np.where(mla, v_head_dim, head_dim)
+    attn = attention_weights(h, heads, kv_heads, head_dim, mla=mla, q_lora_rank=q_lora_rank,
+                             kv_lora_rank=kv_lora_rank, qk_rope_head_dim=qk_rope_head_dim,
+                             v_head_dim=v_head_dim)
+    mla_norms = np.where(mla, q_lora_rank + kv_lora_rank, 0)          # MLA latent RMSNorms
+    attn_bias = np.where(biases, heads * head_dim + 2 * kv_heads * v_dim + h, 0)
+    norm_size = np.where(biases, 2 * h, h)                             # LayerNorm vs RMSNorm
+    dense_mlp = mlp_weights(h, ffn_hidden, gated_mlp) + np.where(biases, ffn_hidden + h, 0)
+    expert = mlp_weights(h, moe_ffn_hidden, gated_mlp)
+    moe_layers = np.where(np.asarray(experts) > 0, L - dense_layers, 0)
+    dense_count = L - moe_layers
+    common = attn + attn_bias + 2 * norm_size + mla_norms             # attention + 2 norms
+    routed = experts * expert
+    moe_mlp = routed + shared_experts * expert + h * experts          # + router
+    layer_total = dense_count * (common + dense_mlp) + moe_layers * (common + moe_mlp)
+    embedding = vocab * h + np.where(learned_positions, seq_len * h, 0)
+    output = np.where(tied_embeddings, 0, vocab * h)
+    final_norm = norm_size
+    total = layer_total + embedding + output + final_norm
+    active_moe = (top_k + shared_experts) * expert + h * experts
+    active = total - moe_layers * (moe_mlp - active_moe)
+    matmul_dense = attn + mlp_weights(h, ffn_hidden, gated_mlp)
+    matmul_moe = attn + active_moe
+    return {
+        "total": total,
+        "active": active,
+        "embedding": embedding,
+        "output": output,
+        "layers": layer_total,
+        "experts": moe_layers * routed,
+        "layer_matmul_active": dense_count * matmul_dense + moe_layers * matmul_moe,
+        "moe_layers": moe_layers,
+    }
+
+
+def attention_core_flop_per_token(layers, seq_len, heads, head_dim, *, mla=False,
+                                  qk_rope_head_dim=0, v_head_dim=0):
+    """Forward FLOP per token of the attention scores and their weighted sum, all layers.
+
+    Parameters
+    ----------
+    layers, seq_len, heads, head_dim : int or array
+        L, s, a, d. [-]
+
+    Returns
+    -------
+    FLOP per token, forward only. [FLOP]
+
+    Notes
+    -----
+    Q K^T costs 2*s*a*d_qk and (softmax) V costs 2*s*a*d_v per token and layer, counted
+    over the full (non-causal) s x s square as PaLM [2] and Megatron-LM [1] do: 4*s*h per
+    layer for MHA, which gives the 12*L*h*s term of 6N + 12*L*h*s.
+    """
+    d_qk = head_dim + np.where(mla, qk_rope_head_dim, 0)
+    d_v = np.where(mla, v_head_dim, head_dim)
+    return layers * 2 * seq_len * heads * (d_qk + d_v)
+
+
+def flop_per_token(layer_matmul_active, vocab, hidden, attention_core_flop, recompute_code):
+    """Model and hardware FLOP per training token.
+
+    Parameters
+    ----------
+    layer_matmul_active : float or array
+        Matrix weights a token touches in all layers. [params]
+    vocab, hidden : int or array
+        V, h (the output layer adds 2*V*h forward FLOP per token). [-]
+    attention_core_flop : float or array
+        Forward attention-core FLOP per token, all layers. [FLOP]
+    recompute_code : int or array
+        0 none, 1 selective, 2 full (see ``RECOMPUTE_CODES``). [-]
+
+    Returns
+    -------
+    (model_flop, hardware_flop) per token. [FLOP]
+
+    Notes
+    -----
+    Forward F = 2*W_layers + 2*V*h + A (A: attention core). Training is forward plus a
+    backward of twice the forward: model FLOP = 3F. Full recompute repeats the layers'
+    forward (2*W_layers + A); selective recompute repeats only the attention core A [3].
+    For GPT this is Megatron-LM Eq. 3 [1]: 96*B*s*L*h^2*(1 + s/(6h) + V/(16*L*h)) per step
+    with full recompute and 72*(...)(1 + s/(6h) + V/(12*L*h)) without.
+    """
+    layer_fwd = 2 * layer_matmul_active + attention_core_flop
+    forward = layer_fwd + 2 * vocab * hidden
+    model = 3 * forward
+    extra = np.where(recompute_code == RECOMPUTE_CODES["full"], layer_fwd,
+                     np.where(recompute_code == RECOMPUTE_CODES["selective"],
+                              attention_core_flop, 0.0))
+    return model, model + extra
+
+
+#: integer codes of the recompute modes, so that arrays of layouts can hold them
+RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}

@@ -1,0 +1,73 @@
+"""Catalogs load through the package (importlib.resources), and agree with sources."""
+
+import math
+
+import pytest
+
+import traincost
+from traincost import catalog
+
+DESIGN_IDS = ("v100-sxm2-32gb a100-sxm4-40gb a100-sxm4-80gb a100-pcie-80gb h100-sxm5-80gb "
+              "h100-pcie-80gb h800-sxm5-80gb h200-sxm-141gb b200 gb200 l4 l40s mi250x-gcd mi300x "
+              "mi325x tpu-v3 tpu-v4 tpu-v5e tpu-v5p tpu-v6e gaudi2 gaudi3 trainium2").split()
+
+
+def test_package_ships_every_table():
+    assert {"accelerators.csv", "models.csv", "pue.csv", "cloud_regions.csv",
+            "schema.csv"} <= set(catalog.data_files())
+
+
+@pytest.mark.parametrize("acc_id", DESIGN_IDS)
+def test_every_design_accelerator_builds(acc_id):
+    acc = catalog.accelerator(acc_id)
+    assert acc.idle_w < acc.tdp_w
+    assert acc.peak_flop_per_s("bf16" if not math.isnan(acc.peak_bf16_flop_per_s) else "fp16") > 0
+
+
+def test_spec_anchors():
+    # NVIDIA A100 datasheet: 312 TFLOP/s dense bf16, 80 GB, 400 W; H100 SXM: 989 TFLOP/s, 700 W
+    a100 = catalog.accelerator("a100-sxm4-80gb")
+    assert (a100.peak_bf16_flop_per_s, a100.hbm_bytes, a100.tdp_w) == (312e12, 80e9, 400)
+    h100 = catalog.accelerator("h100-sxm5-80gb")
+    assert h100.peak_bf16_flop_per_s == pytest.approx(989e12, rel=0.001) and h100.tdp_w == 700
+
+
+@pytest.mark.parametrize("model_id", list(catalog.models().index))
+def test_every_preset_builds_and_matches_its_reported_size(model_id):
+    wl = catalog.model(model_id, global_batch=1024)
+    row = catalog.models().loc[model_id]
+    est = traincost.estimate(accelerator="h200-sxm-141gb", devices=1024, workload=wl)
+    # presets are named by rounded sizes ("7B"); within 4% of the reported figure
+    assert est.params == pytest.approx(float(row["params_reported"]), rel=0.04)
+
+
+def test_unknown_ids_list_what_is_allowed():
+    with pytest.raises(ValueError, match="allowed: .*a100-sxm4-80gb"):
+        catalog.accelerator("a100")
+    with pytest.raises(ValueError, match="model"):
+        catalog.model("gpt-5")
+
+
+def test_grid_intensity_from_codecarbon():
+    # CodeCarbon ships France at 56 gCO2e/kWh (Ember 2023) and a 475 g world average (IEA)
+    assert catalog.grid_intensity("FRA")[0] == pytest.approx(56.0, abs=1.0)
+    assert catalog.grid_intensity("world")[0] == pytest.approx(475.0)
+    assert catalog.grid_intensity("fra")[0] == catalog.grid_intensity("FRA")[0]
+
+
+def test_aws_region_maps_to_a_location():
+    regions = catalog.regions()
+    aws = [r for r in regions.index if r.startswith("aws:")]
+    assert "aws:us-east-1" in aws
+    assert regions.loc["aws:us-east-1", "grid_gco2e_per_kwh"] > 0
+
+
+def test_pue_operator_values():
+    # Google fleet ~1.10; Uptime Institute survey average 1.56 (2024)
+    assert catalog.pue("google")[0] == pytest.approx(1.10, abs=0.01)
+    assert catalog.pue("industry-average")[0] == pytest.approx(1.56, abs=0.03)
+
+
+def test_site_rejects_region_and_intensity_together():
+    with pytest.raises(ValueError, match="grid-intensity"):
+        catalog.site("FRA", grid_intensity_g=100.0)

@@ -1,0 +1,97 @@
+"""The CLI contract of DESIGN.md: JSON keys, exit codes, one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from traincost.cli import main
+
+BASE = ["estimate", "--accelerator", "a100-sxm4-80gb", "--devices", "1536", "--layers", "80",
+        "--hidden", "12288", "--heads", "96", "--vocab", "51200", "--seq-len", "2048",
+        "--global-batch", "2304", "--micro-batch", "1", "--tp", "8", "--pp", "8",
+        "--recompute", "full", "--tokens", "300e9"]
+KEYS = ["parallel", "params", "model_flop_per_token", "hardware_flop_per_token", "step_time_s",
+        "tokens_per_s", "mfu", "hfu", "model_tflops_per_device", "hardware_tflops_per_device",
+        "memory_gib_per_device", "fits_in_memory", "train_time_days", "device_hours",
+        "avg_power_w_per_device", "it_energy_mwh", "facility_energy_mwh", "co2e_t",
+        "embodied_co2e_t", "cost_usd", "breakdown"]
+
+
+def run(args, capsys):
+    rc = main(args)
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def with_flags(flags):
+    """BASE with each (flag, value) pair replaced or appended."""
+    args = list(BASE)
+    for name, value in zip(flags[::2], flags[1::2]):
+        if name in args:
+            args[args.index(name) + 1] = value
+        else:
+            args += [name, value]
+    return args
+
+
+def test_json_has_every_contract_key(capsys):
+    rc, out, _ = run(BASE + ["--json"], capsys)
+    assert rc == 0
+    d = json.loads(out)
+    assert [k for k in KEYS if k not in d] == []
+    assert d["params"] == pytest.approx(145.6e9, rel=0.005)
+    for part in ("compute", "tp_comm", "pp_comm", "dp_comm", "ep_comm", "cp_comm", "bubble",
+                 "optimizer"):
+        assert part in d["breakdown"]["step_time_s"]
+
+
+def test_human_output(capsys):
+    rc, out, _ = run(BASE, capsys)
+    assert rc == 0 and "MFU" in out and "tCO2e" in out and "fits" in out
+
+
+@pytest.mark.parametrize("flags,name", [
+    (["--tp", "7"], "tp"), (["--devices", "1000", "--tp", "8", "--pp", "16"], "devices"),
+    (["--accelerator", "nonesuch-9000"], "accelerator"), (["--tokens", "-5"], "tokens"),
+    (["--pue", "0.5"], "pue"), (["--global-batch", "abc"], "global-batch"),
+    (["--recompute", "maybe"], "recompute"), (["--region", "atlantis"], "region")])
+def test_bad_input_exits_2_with_one_line(flags, name, capsys):
+    with pytest.raises(SystemExit) as exc:
+        sys.exit(main(with_flags(flags) + ["--json"]))
+    out = capsys.readouterr()
+    assert exc.value.code == 2
+    assert out.out == ""
+    assert len(out.err.strip().splitlines()) == 1 and name in out.err
+
+
+def test_compare_json(capsys):
+    rc, out, _ = run(["compare", "--accelerators", "a100-sxm4-80gb,h100-sxm5-80gb",
+                      "--devices", "64", "--model", "llama2-7b", "--global-batch", "512",
+                      "--tokens", "1e11", "--json"], capsys)
+    assert rc == 0
+    rows = json.loads(out)
+    assert [r["accelerator"] for r in rows] == ["a100-sxm4-80gb", "h100-sxm5-80gb"]
+    assert all(r["train_time_days"] > 0 for r in rows)
+
+
+def test_compare_unknown_accelerator(capsys):
+    with pytest.raises(SystemExit) as exc:
+        sys.exit(main(["compare", "--accelerators", "a100-sxm4-80gb,warp-drive", "--devices",
+                       "64", "--model", "llama2-7b", "--global-batch", "512"]))
+    assert exc.value.code == 2 and "warp-drive" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("table", ["accelerators", "models", "regions", "pue"])
+def test_catalog_lists(table, capsys):
+    rc, out, _ = run(["catalog", table, "--json"], capsys)
+    rows = json.loads(out)
+    assert rc == 0 and len(rows) >= 5
+
+
+def test_console_script_runs():
+    # the installed entry point, in a subprocess, as users call it
+    p = subprocess.run([sys.executable, "-m", "traincost.cli", "catalog", "accelerators"],
+                       capture_output=True, text=True, check=True)
+    assert "a100-sxm4-80gb" in p.stdout

@@ -1,0 +1,51 @@
+"""Layout rules: written once, checked on scalars (with messages) and arrays."""
+
+import numpy as np
+import pytest
+
+from traincost import layout
+
+ARCH = {"heads": 96, "kv_heads": 96, "layers": 80, "seq_len": 2048, "experts": 0,
+        "devices": 1536, "global_batch": 2304}
+
+
+def lay(**kw):
+    base = {"tp": 8, "pp": 8, "cp": 1, "ep": 1, "vpp": 1, "zero": 0, "micro_batch": 1,
+            "recompute": 2}
+    return {**ARCH, **base, **kw}
+
+
+def test_sc21_layout_is_valid():
+    layout.check(lay())
+
+
+@pytest.mark.parametrize("kw,flag", [
+    (dict(tp=7), "--tp 7"), (dict(devices=1000, pp=16), "--devices 1000"),
+    (dict(pp=3), "--pp 3"), (dict(cp=3), "--cp 3"), (dict(vpp=3), "--vpp 3"),
+    (dict(ep=2), "--ep 2"), (dict(global_batch=100), "--global-batch 100")])
+def test_broken_rules_name_the_flag(kw, flag):
+    with pytest.raises(ValueError, match=flag):
+        layout.check(lay(**kw))
+
+
+def test_array_mask_matches_scalar_checks():
+    cands = layout.candidates({}, heads=96, layers=80, experts=0, devices=1536, domain=8)
+    mask = layout.valid({**ARCH, **cands})
+    for i in np.random.default_rng(0).choice(len(mask), 200, replace=False):
+        row = {**ARCH, **{k: int(v[i]) for k, v in cands.items()}}
+        try:
+            layout.check(row)
+            ok = True
+        except ValueError:
+            ok = False
+        assert ok == bool(mask[i])
+
+
+def test_candidates_respect_fixed_knobs_and_bounds():
+    c = layout.candidates({"tp": 4, "recompute": 2}, heads=32, layers=32, experts=8,
+                          devices=64, domain=8)
+    assert set(c["tp"]) == {4} and set(c["recompute"]) == {2}
+    assert set(c["ep"]) == {1, 2, 4, 8}
+    free = layout.candidates({}, heads=32, layers=32, experts=0, devices=64, domain=8)
+    assert set(free["tp"]) == {1, 2, 4, 8}          # within the NVLink domain
+    assert set(free["pp"]) <= set(layout.divisors(32))

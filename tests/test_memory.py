@@ -1,0 +1,70 @@
+"""Memory formulas against ZeRO (Rajbhandari et al. 2020) and Korthikanti et al. 2022."""
+
+import numpy as np
+import pytest
+
+from traincost.memory import activation_bytes_per_layer, microbatches_in_flight, model_state_bytes
+from traincost.workload import RECOMPUTE_CODES
+
+GB = 1e9
+
+
+@pytest.mark.parametrize("stage,published_gb", [(0, 120.0), (1, 31.4), (2, 16.6), (3, 1.9)])
+def test_zero_paper_figure1_7_5b_on_64_gpus(stage, published_gb):
+    # ZeRO (arXiv:1910.02054) Fig. 1: Psi = 7.5B, N_d = 64, K = 12
+    s = model_state_bytes(7.5e9, 64, stage, 2, 2, 12)
+    assert float(sum(s.values())) / GB == pytest.approx(published_gb, abs=0.05)
+
+
+def test_zero_stages_never_increase_memory():
+    totals = [float(sum(model_state_bytes(1e9, 16, z, 2, 2, 12).values())) for z in range(4)]
+    assert totals == sorted(totals, reverse=True)
+
+
+# Korthikanti et al. (arXiv:2205.05198) Table 2, per layer, 16-bit, f = 4h, MHA
+S, B, H, A = 2048, 1, 12288, 96
+
+
+def korthikanti(t, mode, sp=True):
+    if mode == "full":
+        return 2 * S * B * H / (t if sp else 1)
+    scores = 5 * A * S / H
+    if sp:
+        return S * B * H * ((34 + (scores if mode == "none" else 0)) / t)
+    return S * B * H * (10 + 24 / t + (scores / t if mode == "none" else 0))
+
+
+@pytest.mark.parametrize("mode", ["none", "selective", "full"])
+@pytest.mark.parametrize("t", [1, 8])
+def test_activation_bytes_reduce_to_korthikanti_table2(mode, t):
+    stored, _ = activation_bytes_per_layer(S, B, H, A, A, H // A, 4 * H, t,
+                                           RECOMPUTE_CODES[mode], sequence_parallel=True)
+    assert float(stored) == pytest.approx(korthikanti(t, mode), rel=1e-12)
+
+
+def test_activation_bytes_without_sequence_parallel():
+    stored, _ = activation_bytes_per_layer(S, B, H, A, A, H // A, 4 * H, 8,
+                                           RECOMPUTE_CODES["none"], sequence_parallel=False)
+    assert float(stored) == pytest.approx(korthikanti(8, "none", sp=False), rel=1e-12)
+
+
+def test_full_set_is_what_no_recompute_stores():
+    none, full_none = activation_bytes_per_layer(S, B, H, A, A, 128, 4 * H, 8, 0)
+    _, full_full = activation_bytes_per_layer(S, B, H, A, A, 128, 4 * H, 8, 2)
+    assert float(none) == float(full_none) == float(full_full)
+
+
+def test_gqa_stores_less_than_mha():
+    mha, _ = activation_bytes_per_layer(S, B, H, A, A, 128, 4 * H, 1, 1)
+    gqa, _ = activation_bytes_per_layer(S, B, H, A, 8, 128, 4 * H, 1, 1)
+    # K and V are stored at 2 bytes each: GQA saves 4*(a - a_kv)*d bytes per token
+    assert float(mha - gqa) == pytest.approx(S * B * 4 * (A - 8) * 128, rel=1e-12)
+
+
+def test_pipeline_inflight_microbatches():
+    # Korthikanti Sec. 4.2.3: p micro-batches in flight, times 1 + (p-1)/(p*v) interleaved
+    assert float(microbatches_in_flight(8, 1, 96)) == 8
+    assert float(microbatches_in_flight(8, 2, 96)) == pytest.approx(8 * (1 + 7 / 16))
+    assert float(microbatches_in_flight(8, 1, 3)) == 3      # fewer micro-batches than stages
+    arr = microbatches_in_flight(np.array([1, 4]), 1, 10)
+    assert list(arr) == [1, 4]

@@ -1,0 +1,94 @@
+"""Property tests (hypothesis): invariants no single example shows."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import traincost
+from traincost import catalog, layout
+from traincost.estimate import columns
+from traincost.model import evaluate
+
+SETTINGS = settings(max_examples=40, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+ACCELERATORS = ["a100-sxm4-80gb", "h100-sxm5-80gb", "mi300x", "tpu-v5p", "gaudi3", "b200"]
+MODELS = ["gpt2-small", "llama2-7b", "llama3.1-8b", "megatron-18.4b", "mixtral-8x7b"]
+
+
+def _layout_table(acc_id, model_id, devices, global_batch):
+    acc = catalog.accelerator(acc_id)
+    wl = catalog.model(model_id, global_batch=global_batch, tokens=1e10)
+    lay = layout.candidates({}, heads=wl.heads, layers=wl.layers, experts=wl.experts,
+                            devices=devices, domain=acc.scaleup_domain_devices)
+    arch = {"heads": wl.heads, "kv_heads": wl.kv_heads_effective, "layers": wl.layers,
+            "seq_len": wl.seq_len, "experts": wl.experts, "devices": devices,
+            "global_batch": wl.global_batch}
+    mask = layout.valid({**arch, **lay})
+    lay = {k: v[mask] for k, v in lay.items()}
+    site = catalog.site("FRA", price_usd_per_h=2.0)
+    return acc, wl, site, lay
+
+
+@SETTINGS
+@given(acc=st.sampled_from(ACCELERATORS), model=st.sampled_from(MODELS),
+       log_devices=st.integers(3, 10), data=st.data())
+def test_vectorised_rows_equal_single_evaluations(acc, model, log_devices, data):
+    devices = 2**log_devices
+    acc_o, wl, site, lay = _layout_table(acc, model, devices, 1024)
+    if len(lay["tp"]) == 0:
+        return
+    # every enumerated layout multiplies out to the device count
+    out = evaluate(columns(acc_o, wl, site, "bf16", devices, lay))
+    assert np.all(lay["tp"] * lay["pp"] * out["dp"] * lay["cp"] == devices)
+    i = data.draw(st.integers(0, len(lay["tp"]) - 1))
+    one = evaluate(columns(acc_o, wl, site, "bf16", devices, {k: v[i] for k, v in lay.items()}))
+    for key in ("step_time_s", "memory_bytes_per_device", "avg_power_w_per_device", "cost_usd",
+                "co2e_g", "mfu"):
+        assert np.asarray(out[key]).reshape(-1)[i if np.ndim(out[key]) else 0] == \
+            pytest.approx(float(one[key]), rel=1e-12)
+
+
+@SETTINGS
+@given(acc=st.sampled_from(ACCELERATORS), model=st.sampled_from(MODELS),
+       devices=st.sampled_from([16, 64, 256]), pue=st.floats(1.0, 2.0),
+       grid=st.floats(0.0, 900.0), price=st.floats(0.1, 20.0))
+def test_energy_carbon_cost_identities(acc, model, devices, pue, grid, price):
+    try:
+        d = traincost.estimate(accelerator=acc, devices=devices, model=model, global_batch=1024,
+                               tokens=1e10, pue=pue, grid_intensity=grid,
+                               price_per_hour=price).to_dict()
+    except ValueError:
+        return
+    assert d["it_energy_mwh"] == pytest.approx(
+        d["avg_power_w_per_device"] * d["device_hours"] / 1e6, rel=1e-9)
+    assert d["facility_energy_mwh"] == pytest.approx(d["it_energy_mwh"] * pue, rel=1e-9)
+    assert d["co2e_t"] == pytest.approx(d["facility_energy_mwh"] * grid / 1e3, rel=1e-9, abs=1e-12)
+    assert d["cost_usd"] == pytest.approx(d["device_hours"] * price, rel=1e-9)
+    acc_o = catalog.accelerator(acc)
+    assert acc_o.idle_w <= d["breakdown"]["power_w"]["device"] <= acc_o.tdp_w
+
+
+@SETTINGS
+@given(scale=st.floats(0.1, 10.0))
+def test_cost_and_carbon_linear_in_price_and_intensity(scale):
+    kw = dict(accelerator="h100-sxm5-80gb", devices=64, model="llama2-7b", global_batch=512,
+              tokens=1e10, tp=1, pp=1, zero=1, micro_batch=1, recompute="selective")
+    a = traincost.estimate(**kw, grid_intensity=100.0, price_per_hour=2.0).to_dict()
+    b = traincost.estimate(**kw, grid_intensity=100.0 * scale, price_per_hour=2.0 * scale).to_dict()
+    assert b["co2e_t"] == pytest.approx(a["co2e_t"] * scale, rel=1e-9)
+    assert b["cost_usd"] == pytest.approx(a["cost_usd"] * scale, rel=1e-9)
+
+
+@SETTINGS
+@given(zero=st.integers(1, 3), log_dp=st.integers(0, 6), model=st.sampled_from(MODELS))
+def test_more_data_parallel_never_needs_more_state_memory(zero, log_dp, model):
+    wl = catalog.model(model, global_batch=2**12, tokens=1e10)
+    acc = catalog.accelerator("h100-sxm5-80gb")
+    site = catalog.site()
+    base = dict(tp=1, pp=1, cp=1, ep=1, vpp=1, zero=zero, micro_batch=1, recompute=1)
+    small = evaluate(columns(acc, wl, site, "bf16", 2**log_dp, base))
+    large = evaluate(columns(acc, wl, site, "bf16", 2**(log_dp + 1), base))
+    state = lambda o: float(o["memory_weights_bytes"] + o["memory_gradients_bytes"]
+                            + o["memory_optimizer_bytes"])
+    assert state(large) <= state(small)
