@@ -72,10 +72,11 @@ class Assumptions:
         "Fraction of the accelerator's maximum achievable matmul FLOP/s (MAMF) that a whole "
         "layer's GEMMs reach, backward and attention included. Calibrated in the accuracy issue.")
     default_mamf_fraction: float = _a(
-        0.80, "fraction", "stas00/ml-engineering compute/accelerator (MAMF finder results: "
-        "A100 271/312, H100 795/989, Gaudi2 419/432, B200 1745/2250)", "measured",
+        0.80, "fraction", "stas00/ml-engineering compute/accelerator/README.md MAMF tables "
+        "(A100 SXM 271.2/312, A100 PCIe 252.9/312, H100 SXM 794.5/989, Gaudi 3 1288.8/1677)",
+        "measured",
         "Used only where data/accelerators.csv has no measured MAMF: the middle of the "
-        "measured MAMF/peak ratios (0.78-0.97 for NVIDIA and Intel parts).")
+        "measured MAMF/peak ratios of NVIDIA and Intel parts (0.77-0.87).")
     elementwise_traffic_factor: float = _a(
         2.0, "dimensionless", "Korthikanti et al. 2022 Sec. 4.1 (34*s*b*h bytes of activations "
         "per layer)", "estimate",
