@@ -26,8 +26,8 @@ import pandas as pd
 from . import catalog, layout
 from .assumptions import DEFAULT, Assumptions, describe
 from .inputs import RECOMPUTE_MODES, Accelerator, ParallelConfig, Site, Workload, _check_number
-from .model import MEMORY_PARTS, STEP_PARTS, evaluate
-from .units import BYTES_PER_ELEMENT, GIB, GRAMS_PER_TONNE, JOULES_PER_MWH, SECONDS_PER_DAY, TERA
+from .model import MEMORY_PARTS, STEP_PARTS, evaluate, report_units
+from .units import BYTES_PER_ELEMENT, GIB
 from .workload import RECOMPUTE_CODES
 
 _CODE_TO_RECOMPUTE = {v: k for k, v in RECOMPUTE_CODES.items()}
@@ -89,10 +89,15 @@ class Estimate:
             return values[name]
         raise AttributeError(name)
 
-    # --- presentation at the edges (units converted here only) ------------------------
+    # --- presentation at the edges (units converted in model.report_units only) --------
+    @property
+    def report(self) -> dict:
+        """Scalar contract columns in edge units (days, MWh, tCO2e, GiB, TFLOP/s)."""
+        return report_units(self.values)
+
     @property
     def train_time_days(self) -> float:
-        return self.values["train_time_s"] / SECONDS_PER_DAY
+        return self.report["train_time_days"]
 
     def step_breakdown_s(self) -> dict:
         """Step-time parts [s]: compute, exposed communication per kind, bubble, optimizer."""
@@ -100,54 +105,46 @@ class Estimate:
 
     def memory_breakdown_gib(self) -> dict:
         """Memory parts per device [GiB]."""
-        return {k: self.values[f"memory_{k}_bytes"] / GIB for k in MEMORY_PARTS}
+        r = self.report
+        return {k: r[f"memory_{k}_gib"] for k in MEMORY_PARTS}
 
     def to_dict(self) -> dict:
         """The public JSON contract (see DESIGN.md)."""
-        v = self.values
+        r = self.report
         p = self.parallel
+        flat = ("params", "active_params", "model_flop_per_token", "hardware_flop_per_token",
+                "step_time_s", "tokens_per_s", "mfu", "hfu", "model_tflops_per_device",
+                "hardware_tflops_per_device", "memory_gib_per_device")
+        after = ("train_time_days", "device_hours", "avg_power_w_per_device", "it_energy_mwh",
+                 "facility_energy_mwh")
         return {
             "accelerator": self.accelerator.id,
             "devices": self.devices,
             "precision": self.precision,
             "workload": self.workload.name,
-            "parallel": {"tp": p.tp, "pp": p.pp, "dp": int(v["dp"]), "cp": p.cp, "ep": p.ep,
+            "parallel": {"tp": p.tp, "pp": p.pp, "dp": int(r["dp"]), "cp": p.cp, "ep": p.ep,
                          "vpp": p.vpp, "zero": p.zero, "micro_batch": p.micro_batch,
                          "recompute": p.recompute,
-                         "num_microbatches": int(v["num_microbatches"]),
+                         "num_microbatches": int(r["num_microbatches"]),
                          "chosen_by_search": list(self.chosen_by_search),
                          "layouts_evaluated": self.layouts_evaluated},
-            "params": v["params"],
-            "active_params": v["active_params"],
-            "model_flop_per_token": v["model_flop_per_token"],
-            "hardware_flop_per_token": v["hardware_flop_per_token"],
-            "step_time_s": v["step_time_s"],
-            "tokens_per_s": v["tokens_per_s"],
-            "mfu": v["mfu"],
-            "hfu": v["hfu"],
-            "model_tflops_per_device": v["model_flop_per_s_per_device"] / TERA,
-            "hardware_tflops_per_device": v["hardware_flop_per_s_per_device"] / TERA,
-            "memory_gib_per_device": v["memory_bytes_per_device"] / GIB,
+            **{k: r[k] for k in flat},
             "hbm_gib_per_device": self.accelerator.hbm_bytes / GIB,
-            "fits_in_memory": bool(v["fits_in_memory"]),
+            "fits_in_memory": bool(r["fits_in_memory"]),
             "tokens": self.workload.tokens,
-            "train_time_days": self.train_time_days,
-            "device_hours": v["device_hours"],
-            "avg_power_w_per_device": v["avg_power_w_per_device"],
-            "it_energy_mwh": v["it_energy_j"] / JOULES_PER_MWH,
-            "facility_energy_mwh": v["facility_energy_j"] / JOULES_PER_MWH,
+            **{k: r[k] for k in after},
             "pue": self.site.pue,
             "grid_gco2e_per_kwh": self.site.grid_gco2e_per_kwh,
             "region": self.site.region,
-            "co2e_t": v["co2e_g"] / GRAMS_PER_TONNE,
-            "embodied_co2e_t": _finite_or_none(v["embodied_co2e_g"] / GRAMS_PER_TONNE),
-            "cost_usd": _finite_or_none(v["cost_usd"]),
+            "co2e_t": r["co2e_t"],
+            "embodied_co2e_t": _finite_or_none(r["embodied_co2e_t"]),
+            "cost_usd": _finite_or_none(r["cost_usd"]),
             "price_model": self.site.price_model,
             "breakdown": {
                 "step_time_s": self.step_breakdown_s(),
                 "memory_gib": self.memory_breakdown_gib(),
-                "power_w": {"device": v["device_power_w"], "host": v["host_power_w"],
-                            "busy_fraction": v["busy_fraction"]},
+                "power_w": {"device": r["device_power_w"], "host": r["host_power_w"],
+                            "busy_fraction": r["busy_fraction"]},
             },
             "sources": {"pue": self.site.pue_source, "grid": self.site.grid_source},
         }

@@ -15,7 +15,8 @@ import numpy as np
 
 from . import comm, footprint, memory, performance, power, workload
 from .assumptions import DEFAULT, Assumptions
-from .units import HOURS_PER_YEAR, SECONDS_PER_HOUR
+from .units import (GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH, SECONDS_PER_DAY,
+                    SECONDS_PER_HOUR, TERA)
 
 INPUT_COLUMNS = (
     # accelerator (at the chosen precision)
@@ -269,3 +270,41 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     out.update({f"step_{k_}_s": v_ for k_, v_ in parts.items()})
     out.update({f"memory_{k_}_bytes": v_ for k_, v_ in mem.items()})
     return out
+
+
+def report_units(out: dict) -> dict:
+    """Convert :func:`evaluate` outputs (SI) to the contract's edge units; broadcasts.
+
+    Returns the flat contract columns (days, MWh, tCO2e, GiB, TFLOP/s) plus
+    ``step_<part>_s`` and ``memory_<part>_gib`` breakdown columns.
+    """
+    rep = {
+        "params": out["params"],
+        "active_params": out["active_params"],
+        "model_flop_per_token": out["model_flop_per_token"],
+        "hardware_flop_per_token": out["hardware_flop_per_token"],
+        "dp": out["dp"],
+        "num_microbatches": out["num_microbatches"],
+        "step_time_s": out["step_time_s"],
+        "tokens_per_s": out["tokens_per_s"],
+        "mfu": out["mfu"],
+        "hfu": out["hfu"],
+        "model_tflops_per_device": out["model_flop_per_s_per_device"] / TERA,
+        "hardware_tflops_per_device": out["hardware_flop_per_s_per_device"] / TERA,
+        "memory_gib_per_device": out["memory_bytes_per_device"] / GIB,
+        "fits_in_memory": out["fits_in_memory"],
+        "train_time_days": out["train_time_s"] / SECONDS_PER_DAY,
+        "device_hours": out["device_hours"],
+        "avg_power_w_per_device": out["avg_power_w_per_device"],
+        "it_energy_mwh": out["it_energy_j"] / JOULES_PER_MWH,
+        "facility_energy_mwh": out["facility_energy_j"] / JOULES_PER_MWH,
+        "co2e_t": out["co2e_g"] / GRAMS_PER_TONNE,
+        "embodied_co2e_t": out["embodied_co2e_g"] / GRAMS_PER_TONNE,
+        "cost_usd": out["cost_usd"],
+        "busy_fraction": out["busy_fraction"],
+        "device_power_w": out["device_power_w"],
+        "host_power_w": out["host_power_w"],
+    }
+    rep.update({f"step_{k}_s": out[f"step_{k}_s"] for k in STEP_PARTS})
+    rep.update({f"memory_{k}_gib": out[f"memory_{k}_bytes"] / GIB for k in MEMORY_PARTS})
+    return rep
