@@ -123,6 +123,12 @@ def model(model_id: str, *, seq_len: int | None = None, global_batch: int = 1024
 
 
 @functools.cache
+def published_runs() -> pd.DataFrame:
+    """Published training runs and throughput benchmarks, indexed by case id."""
+    return read_table("published_runs").set_index("id")
+
+
+@functools.cache
 def pue_table() -> pd.DataFrame:
     """PUE by operator, indexed by id."""
     return read_table("pue").set_index("id")
@@ -178,8 +184,9 @@ def regions() -> pd.DataFrame:
                      "year": src.get("year"), "source": f"CodeCarbon: {src.get('name', 'EPA eGRID')}"})
     cloud = ds.get_cloud_emissions_data()
     for rec in cloud.itertuples(index=False):
+        where = ", ".join(str(x) for x in (rec.city, rec.country_name) if isinstance(x, str))
         rows.append({"id": f"{rec.provider}:{rec.region}", "kind": "cloud",
-                     "name": f"{rec.providerName} {rec.regionName}",
+                     "name": f"{rec.providerName} {rec.region} ({where})",
                      "country_iso3": "", "provider": rec.provider,
                      "grid_gco2e_per_kwh": float(rec.impact), "year": pd.NA,
                      "source": f"CodeCarbon cloud/impact.csv ({rec.source})"})
@@ -195,7 +202,7 @@ def regions() -> pd.DataFrame:
             continue
         base = df.loc[target]
         extra.append({"id": f"{rec.provider}:{rec.region}", "kind": "cloud",
-                      "name": f"{rec.provider.upper()} {rec.region} ({rec.city})",
+                      "name": f"{rec.provider.upper()} {rec.region} ({base['name']})",
                       "country_iso3": rec.country_iso3, "provider": rec.provider,
                       "grid_gco2e_per_kwh": base["grid_gco2e_per_kwh"], "year": base["year"],
                       "source": f"location per {rec.source}; intensity of {target}: {base['source']}"})
