@@ -156,6 +156,17 @@ class Assumptions:
         "Survey", "reported",
         "PUE when no operator or cloud region says otherwise: the conservative survey mean.")
 
+    # --- validation against published runs (used only where a source is silent) ---------
+    validation_default_devices: int = _a(
+        2048, "devices", "Touvron et al. 2023 (LLaMA, arXiv:2302.13971) Sec. 2.4: 2048 "
+        "A100-80GB for the 65B model", "reported",
+        "Device count assumed for a published run that reports device-hours but not its "
+        "device count; device-hours depend on it only through communication and bubble.")
+    validation_default_batch_tokens: float = _a(
+        4.0e6, "tokens", "Touvron et al. 2023 (LLaMA) Sec. 2.3 and Llama 2 (arXiv:2307.09288) "
+        "Sec. 2.2: global batch of 4M tokens", "reported",
+        "Tokens per optimizer step assumed for a published run that does not state its batch.")
+
 
 DEFAULT = Assumptions()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 
 import numpy as np
@@ -101,6 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_layout(cmp_)
     _add_site(cmp_)
 
+    val = sub.add_parser("validate", help="predicted vs published training runs")
+    val.add_argument("--family", choices=("throughput", "device_hours", "train_days", "power",
+                                          "energy", "emissions"),
+                     help="only this metric family")
+    val.add_argument("--json", action="store_true")
+
     cat = sub.add_parser("catalog", help="list accelerators, models, regions or PUE")
     cat.add_argument("table", choices=("accelerators", "models", "regions", "pue"))
     cat.add_argument("--json", action="store_true")
@@ -181,9 +188,35 @@ def _catalog(table: str) -> pd.DataFrame:
     return catalog.regions()[["kind", "name", "grid_gco2e_per_kwh", "year", "source"]]
 
 
+def _validate(args) -> None:
+    from .validate import compare_published, summary
+    table = compare_published()
+    if args.family:
+        table = table[table["family"] == args.family]
+    summ = summary(table)
+    if args.json:
+        print(json.dumps(_clean({"cases": table.to_dict(orient="records"),
+                                 "summary": summ.reset_index().to_dict(orient="records")}),
+                         indent=2))
+        return
+    with pd.option_context("display.width", 200, "display.max_rows", 500,
+                           "display.max_colwidth", 40, "display.float_format", "{:,.4g}".format):
+        print(table.drop(columns=["note"]).to_string(index=False))
+        print()
+        print(summ.to_string())
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    except BrokenPipeError:                  # e.g. `traincost catalog regions | head`
+        sys.stdout = open(os.devnull, "w")
+        return 0
+
+
+def _run(args) -> int:
     try:
         if args.command == "estimate":
             d = estimate(accelerator=args.accelerator, devices=args.devices,
@@ -204,6 +237,8 @@ def main(argv=None) -> int:
                 with pd.option_context("display.width", 200, "display.max_columns", 30,
                                        "display.float_format", "{:,.4g}".format):
                     print(df.to_string())
+        elif args.command == "validate":
+            _validate(args)
         else:
             df = _catalog(args.table)
             if args.json:

@@ -1,0 +1,176 @@
+"""Predicted vs published: how far each estimate lands from real training runs.
+
+Every case in ``data/published_runs.csv`` is re-estimated *from its configuration alone*
+(model, accelerator, device count, the layout knobs the source states; the others are
+searched like any user's), and each figure the source reports is compared with the
+prediction. Nothing reported about throughput, time or power is fed back in; only the
+site facts of the run (its PUE and grid intensity, when given) are used as inputs.
+
+Metric families and what they test:
+
+* ``throughput``: hardware TFLOP/s per device (Megatron's convention, recompute counted),
+  model TFLOP/s per device or MFU - the time model.
+* ``device_hours`` and ``train_days``: the time model plus goodput.
+* ``power``: average power per device, only where the source *measured* it.
+* ``energy`` and ``emissions``: the power model and the bookkeeping. Rows whose energy
+  is device-hours x an assumed power x PUE (``energy_basis`` in :data:`BY_CONSTRUCTION`)
+  check arithmetic and the time model, not the power model; they are summarised apart.
+
+Examples
+--------
+>>> from traincost.validate import compare_published, summary
+>>> table = compare_published()                                   # doctest: +SKIP
+>>> summary(table).loc["throughput", "mape_pct"]                  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from . import catalog
+from .assumptions import DEFAULT, Assumptions
+from .estimate import estimate
+
+#: (reported column, predicted key, metric family) compared for each case
+METRICS = (
+    ("reported_hardware_tflops_per_device", "hardware_tflops_per_device", "throughput"),
+    ("reported_model_tflops_per_device", "model_tflops_per_device", "throughput"),
+    ("reported_mfu", "mfu", "throughput"),
+    ("reported_step_time_s", "step_time_s", "throughput"),
+    ("reported_device_hours", "device_hours", "device_hours"),
+    ("reported_train_days", "train_time_days", "train_days"),
+    ("reported_avg_power_w_per_device", "avg_power_w_per_device", "power"),
+    ("reported_energy_mwh", "energy_mwh", "energy"),
+    ("reported_co2e_t", "co2e_t", "emissions"),
+)
+
+_LAYOUT = ("tp", "pp", "cp", "ep", "vpp", "micro_batch", "zero")
+
+
+def _given(value) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value)) \
+        and not (isinstance(value, str) and not value.strip())
+
+
+#: energy bases whose figure is device-hours x an assumed power (x PUE): bookkeeping
+BY_CONSTRUCTION = ("device_hours_x_power_x_pue", "dynamic_only")
+
+
+def case_inputs(row: pd.Series, assumptions: Assumptions = DEFAULT) -> tuple[dict, list[str]]:
+    """Keyword arguments of :func:`traincost.estimate` for a published case, and the list
+    of inputs the source did not state (filled from ``assumptions.validation_*``)."""
+    filled = []
+    seq_len = int(row["seq_len"]) if _given(row.get("seq_len")) else \
+        int(catalog.models().loc[row["model_preset"], "seq_len"])
+    if _given(row.get("global_batch")):
+        batch = int(row["global_batch"])
+    else:
+        batch = max(1, int(round(assumptions.validation_default_batch_tokens / seq_len)))
+        filled.append(f"global batch {batch}")
+    if _given(row.get("devices")):
+        devices = int(row["devices"])
+    else:
+        devices = int(assumptions.validation_default_devices)
+        filled.append(f"devices {devices}")
+    wl = catalog.model(row["model_preset"], seq_len=seq_len, global_batch=batch,
+                       tokens=float(row["tokens"]) if _given(row.get("tokens")) else None)
+    kwargs = {k: int(row[k]) for k in _LAYOUT if _given(row.get(k))}
+    if _given(row.get("recompute")):
+        kwargs["recompute"] = str(row["recompute"])
+    if _given(row.get("precision")):
+        kwargs["precision"] = str(row["precision"])
+    if _given(row.get("reported_pue")):
+        kwargs["pue"] = float(row["reported_pue"])
+    if _given(row.get("reported_grid_gco2e_per_kwh")):
+        kwargs["grid_intensity"] = float(row["reported_grid_gco2e_per_kwh"])
+    return {"accelerator": row["accelerator"], "devices": devices, "workload": wl,
+            **kwargs}, filled
+
+
+def predict_case(row: pd.Series, assumptions: Assumptions = DEFAULT):
+    """Estimate one published case from its configuration. Returns an Estimate."""
+    kwargs, _ = case_inputs(row, assumptions)
+    return estimate(assumptions=assumptions, **kwargs)
+
+
+def _predicted(est, key: str, row: pd.Series) -> float:
+    d = est.report
+    if key != "energy_mwh":
+        return float(d[key])
+    # energy: compare like with like, as the source counted it
+    if row.get("energy_basis") == "dynamic_only":          # GPU-only energy, no host, no PUE
+        return float(d["device_power_w"] * d["device_hours"] / 1e6)
+    return float(d["facility_energy_mwh"])
+
+
+def compare_published(runs: pd.DataFrame | None = None,
+                      assumptions: Assumptions = DEFAULT) -> pd.DataFrame:
+    """One row per (case, metric): predicted, reported, signed error.
+
+    Parameters
+    ----------
+    runs : DataFrame, optional
+        Published runs (default: the catalog's ``published_runs``).
+    assumptions : Assumptions
+        Modelling constants to validate.
+
+    Returns
+    -------
+    DataFrame with columns case, family, metric, predicted, reported, error_pct (signed,
+    100 * (predicted - reported) / reported), status, basis, layout, note.
+    """
+    runs = catalog.published_runs() if runs is None else runs
+    rows = []
+    for case, row in runs.iterrows():
+        needed = [c for c, _, _ in METRICS if _given(row.get(c))]
+        if not needed:
+            continue
+        try:
+            kwargs, filled = case_inputs(row, assumptions)
+            est = estimate(assumptions=assumptions, **kwargs)
+            notes = ([] if est.fits_in_memory else ["layout does not fit in memory"]) + \
+                ([f"not in source, assumed: {', '.join(filled)}"] if filled else [])
+            note = "; ".join(notes)
+            p = est.parallel
+            lay = f"tp{p.tp} pp{p.pp} dp{int(est.report['dp'])} v{p.vpp} b{p.micro_batch} " \
+                  f"{p.recompute} z{p.zero}"
+        except ValueError as exc:
+            est, note, lay = None, f"cannot estimate: {exc}", ""
+        for col, key, family in METRICS:
+            if not _given(row.get(col)):
+                continue
+            if key == "avg_power_w_per_device" and row.get("power_basis") != "measured":
+                continue                      # an assumed power (TDP, cap) tests nothing
+            reported = float(row[col])
+            predicted = _predicted(est, key, row) if est is not None else math.nan
+            basis = row.get("energy_basis") if family == "energy" else row.get("power_basis", "")
+            rows.append({"case": case, "family": family, "metric": key,
+                         "predicted": predicted, "reported": reported,
+                         "error_pct": 100.0 * (predicted - reported) / reported,
+                         "status": row.get("status", ""),
+                         "basis": basis if isinstance(basis, str) else "",
+                         "layout": lay, "note": note})
+    return pd.DataFrame(rows, columns=["case", "family", "metric", "predicted", "reported",
+                                       "error_pct", "status", "basis", "layout", "note"])
+
+
+def summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per metric family: cases, MAPE [%], mean signed error [%], worst case and its error.
+
+    ``energy`` rows whose basis is in :data:`BY_CONSTRUCTION` are summarised apart as
+    ``energy (by construction)``: matching them checks arithmetic, not the power model.
+    """
+    t = table.dropna(subset=["error_pct"]).copy()
+    t["group"] = np.where((t["family"] == "energy") & t["basis"].isin(BY_CONSTRUCTION),
+                          "energy (by construction)", t["family"])
+    out = []
+    for group, g in t.groupby("group", sort=False):
+        worst = g.loc[g["error_pct"].abs().idxmax()]
+        out.append({"family": group, "cases": len(g),
+                    "mape_pct": float(g["error_pct"].abs().mean()),
+                    "mean_signed_pct": float(g["error_pct"].mean()),
+                    "worst_case": worst["case"], "worst_pct": float(worst["error_pct"])})
+    return pd.DataFrame(out).set_index("family")

@@ -1,0 +1,177 @@
+"""Consistency checks for data/published_runs.csv (the validation set of published runs).
+
+pandas only. Schema-level checks (types, ranges, allowed values, provenance) live in
+tests/test_data_integrity.py once the table is listed in data/schema.csv; the checks here
+are cross-table and arithmetic:
+
+* every model_preset / accelerator id exists in models.csv / accelerators.csv;
+* tp * pp * dp * cp == devices wherever all of them are given (cp blank = 1);
+* reported_mfu is a fraction in (0, 1), never a percent;
+* energies that are device-hours x power x PUE by construction reproduce that product
+  within 2% (LLaMA Table 15 and its OPT/BLOOM normalisation, BLOOM's dynamic energy,
+  Patterson et al. 2021 Table 4 with its measured power);
+* Llama 2 emissions reproduce GPU-hours x power x 1.1 x 0.385 kg/kWh within 2% (the
+  PUE and grid factor the model card implies but does not state);
+* Megatron-LM SC21 Table 1: TFLOP/s per GPU x GPUs matches the paper's aggregate
+  PFLOP/s (recorded in notes) within the rounding of the integer TFLOP/s column.
+"""
+import pathlib
+import re
+
+import pandas as pd
+import pytest
+
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
+
+RUNS = pd.read_csv(DATA / "published_runs.csv", encoding="utf-8")
+MODELS = pd.read_csv(DATA / "models.csv", encoding="utf-8")
+ACCELERATORS = pd.read_csv(DATA / "accelerators.csv", encoding="utf-8")
+
+BY_CONSTRUCTION = {"device_hours_x_power_x_pue", "dynamic_only"}
+
+
+def test_columns_in_contract_order():
+    assert list(RUNS.columns) == (
+        "id name run_type model_preset accelerator devices tp pp dp cp ep vpp global_batch "
+        "micro_batch seq_len recompute precision zero tokens reported_hardware_tflops_per_device "
+        "reported_model_tflops_per_device reported_mfu reported_step_time_s reported_train_days "
+        "reported_device_hours reported_avg_power_w_per_device power_basis reported_energy_mwh "
+        "energy_basis reported_pue reported_grid_gco2e_per_kwh reported_co2e_t source "
+        "source_locator source_date status notes").split()
+    assert RUNS["id"].is_unique
+
+
+def test_presets_and_accelerators_exist():
+    missing_models = sorted(set(RUNS["model_preset"]) - set(MODELS["id"]))
+    assert not missing_models, missing_models
+    missing_acc = sorted(set(RUNS["accelerator"]) - set(ACCELERATORS["id"]))
+    assert not missing_acc, missing_acc
+
+
+def test_layout_product_equals_devices():
+    cols = ["tp", "pp", "dp", "devices"]
+    full = RUNS.dropna(subset=cols)
+    assert len(full) >= 35                      # SC21, MegaScale, BLOOM, Llama 3 rows
+    cp = full["cp"].fillna(1)
+    prod = full["tp"] * full["pp"] * full["dp"] * cp
+    bad = full.loc[prod != full["devices"], ["id", "tp", "pp", "dp", "cp", "devices"]]
+    assert bad.empty, bad.to_string()
+
+
+def test_batch_divisible_by_dp_and_micro_batch():
+    rows = RUNS.dropna(subset=["global_batch", "dp", "micro_batch"])
+    bad = rows[(rows["global_batch"] % (rows["dp"] * rows["micro_batch"])) != 0]
+    assert bad.empty, list(bad["id"])
+
+
+def test_mfu_is_a_fraction():
+    mfu = RUNS["reported_mfu"].dropna()
+    assert len(mfu) > 0
+    assert ((mfu > 0) & (mfu < 1)).all(), list(RUNS.loc[mfu.index[(mfu <= 0) | (mfu >= 1)], "id"])
+
+
+def test_mfu_not_above_hardware_utilisation():
+    """Where both are given, model TFLOP/s cannot exceed hardware TFLOP/s."""
+    both = RUNS.dropna(subset=["reported_model_tflops_per_device",
+                               "reported_hardware_tflops_per_device"])
+    assert (both["reported_model_tflops_per_device"]
+            <= both["reported_hardware_tflops_per_device"]).all()
+
+
+def _constructed_energy(r):
+    """device-hours x power [x PUE] in MWh, from reported columns (devices x days x 24 if no hours)."""
+    hours = r["reported_device_hours"]
+    if pd.isna(hours) and not pd.isna(r["devices"]) and not pd.isna(r["reported_train_days"]):
+        hours = r["devices"] * r["reported_train_days"] * 24
+    if pd.isna(hours) or pd.isna(r["reported_avg_power_w_per_device"]):
+        return None
+    mwh = hours * r["reported_avg_power_w_per_device"] / 1e6
+    if r["energy_basis"] == "device_hours_x_power_x_pue":
+        if pd.isna(r["reported_pue"]):
+            return None
+        mwh *= r["reported_pue"]
+    return mwh
+
+
+def test_by_construction_energy_reproduces_product():
+    """LLaMA Table 15 (and its OPT/BLOOM rows), BLOOM dynamic energy (Luccioni et al. 2023),
+    Patterson et al. 2021 Table 4: energy = device-hours x power (x PUE) within 2%."""
+    rows = RUNS[RUNS["energy_basis"].isin(BY_CONSTRUCTION) & RUNS["reported_energy_mwh"].notna()]
+    checked = 0
+    for _, r in rows.iterrows():
+        mwh = _constructed_energy(r)
+        if mwh is None:
+            continue
+        checked += 1
+        assert mwh == pytest.approx(r["reported_energy_mwh"], rel=0.02), r["id"]
+    assert checked >= 9
+
+
+def test_by_construction_emissions_reproduce_energy_times_grid():
+    rows = RUNS[RUNS["energy_basis"].isin(BY_CONSTRUCTION)].dropna(
+        subset=["reported_energy_mwh", "reported_grid_gco2e_per_kwh", "reported_co2e_t"])
+    assert len(rows) >= 9
+    for _, r in rows.iterrows():
+        t = r["reported_energy_mwh"] * r["reported_grid_gco2e_per_kwh"] / 1000
+        assert t == pytest.approx(r["reported_co2e_t"], rel=0.02), r["id"]
+
+
+def test_bloom_dynamic_energy_is_exactly_gpu_hours_times_tdp():
+    r = RUNS.set_index("id").loc["bloom-176b"]
+    assert r["energy_basis"] == "dynamic_only" and r["power_basis"] == "tdp_assumed"
+    assert r["reported_device_hours"] * 400 / 1e6 == pytest.approx(r["reported_energy_mwh"], abs=1e-6)
+
+
+def test_llama2_emissions_follow_implied_pue_and_grid():
+    """Model card: GPU-h x W x 1.1 (PUE) x 0.385 kg/kWh (US average) gives every row."""
+    rows = RUNS[RUNS["id"].str.startswith("llama2-")]
+    assert len(rows) == 4
+    for _, r in rows.iterrows():
+        t = r["reported_device_hours"] * r["reported_avg_power_w_per_device"] * 1.1 * 0.385 / 1e6
+        assert t == pytest.approx(r["reported_co2e_t"], rel=0.02), r["id"]
+
+
+def test_assumed_power_is_never_labelled_measured():
+    assumed = RUNS["power_basis"].isin({"tdp_assumed", "cap_assumed"})
+    assert not (assumed & (RUNS["energy_basis"] == "measured")).any()
+    measured_power = RUNS[RUNS["power_basis"] == "measured"]
+    assert set(measured_power["id"]) == {"patterson-gpt3-175b", "patterson-t5-11b"}
+
+
+def test_sc21_table1_aggregate_matches_per_gpu_throughput():
+    rows = RUNS[RUNS["id"].str.startswith("sc21-t1-")]
+    assert len(rows) == 10
+    for _, r in rows.iterrows():
+        m = re.search(r"aggregate ([\d.]+) PFLOP/s", r["notes"])
+        assert m, r["id"]
+        aggregate = float(m.group(1))
+        per_gpu = r["reported_hardware_tflops_per_device"]
+        # the per-GPU column is printed to integer TFLOP/s, the aggregate to 0.1 PFLOP/s
+        tol = 0.5 * r["devices"] / 1000 + 0.05
+        assert per_gpu * r["devices"] / 1000 == pytest.approx(aggregate, abs=tol), r["id"]
+
+
+def test_sc21_table1_spot_values():
+    """Hand-checked against two transcriptions of Narayanan et al. 2021, Table 1."""
+    df = RUNS.set_index("id")
+    assert df.loc["sc21-t1-1008b", ["tp", "pp", "devices", "global_batch"]].tolist() == \
+        [8, 64, 3072, 3072]
+    assert df.loc["sc21-t1-1008b", "reported_hardware_tflops_per_device"] == 163
+    assert df.loc["sc21-t1-145.6b", "reported_hardware_tflops_per_device"] == 148
+    assert (df.loc[df.index.str.startswith("sc21-t1-"), "recompute"] == "full").all()
+
+
+def test_megascale_and_llama3_spot_values():
+    df = RUNS.set_index("id")
+    r = df.loc["megascale-175b-megascale-12288"]
+    assert (r["tp"], r["pp"], r["dp"], r["global_batch"]) == (8, 8, 192, 6144)
+    assert r["reported_mfu"] == pytest.approx(0.552)
+    r = df.loc["llama3-405b-16384-cp16"]
+    assert (r["tp"], r["cp"], r["pp"], r["dp"], r["seq_len"]) == (8, 16, 16, 8, 131072)
+    assert r["reported_mfu"] == pytest.approx(0.38)
+
+
+def test_frontier_counts_gcds():
+    rows = RUNS[RUNS["id"].str.startswith("frontier-")]
+    assert set(rows["accelerator"]) == {"mi250x-gcd"}
+    assert sorted(rows["devices"]) == [1024, 3072]
