@@ -160,7 +160,7 @@ def test_accelerator_spot_values():
     assert f("v100-sxm2-32gb", "peak_fp16_flop_per_s") == 125e12  # Patterson et al. 2021 fn12
     assert df.loc["v100-sxm2-32gb", "peak_bf16_flop_per_s"] == ""  # no bf16 on Volta
     assert df.loc["a100-sxm4-40gb", "peak_fp8_flop_per_s"] == ""  # no fp8 on Ampere
-    assert f("tpu-v3", "tdp_w") == 450  # Patterson et al. 2021 Table 4
+    assert f("tpu-v3", "tdp_w") == 262  # Google Cloud TPU v3 doc: measured max chip power
     assert f("tpu-v4", "hbm_bytes") == 32 * 2**30  # Google states 32 GiB
     assert f("h100-sxm5-80gb", "scaleup_bytes_per_s") == 450e9  # 900 GB/s bidirectional
     # mi250x-gcd is half a package: 383 TFLOP/s and 128 GB per package

@@ -14,8 +14,9 @@ in the field's metadata, so an estimate can always show what it assumed:
 
 Status values follow data/README.md: ``spec`` (a specification or a definition),
 ``measured`` (a measurement we cite), ``reported`` (a figure a source reports),
-``estimate`` (our judgement from cited evidence, a prior that the calibration issue
-will fit against published runs).
+``estimate`` (our judgement from cited evidence), and ``fitted`` for the efficiency
+constants that :mod:`traincost.calibrate` fits to published runs (their sourced value is
+kept as ``prior``; :data:`PRIOR` holds all priors, :data:`DEFAULT` the fitted set).
 """
 
 from __future__ import annotations
@@ -58,6 +59,14 @@ class Assumptions:
         "NCCL environment docs (NCCL_BUFFSIZE per channel and peer)", "estimate",
         "CUDA context (~0.5 GiB), NCCL buffers and allocator fragmentation that the "
         "analytical memory terms do not see.")
+    memory_headroom_fraction: float = _a(
+        0.10, "fraction", "Rajbhandari et al. 2020 (ZeRO) Sec. 3.2 (fragmentation: out-of-memory "
+        "with over 30% of memory still free in extreme cases); PyTorch CUDA semantics notes "
+        "(caching allocator, expandable_segments)", "estimate",
+        "Share of device memory a search keeps free beyond the modelled peak: allocator "
+        "fragmentation, transient buffers (bucketed gradients, gathered weights) and kernel "
+        "workspaces. traincost.search treats a layout as fitting only below (1 - this) of HBM "
+        "and warns when a layout uses more.")
 
     # --- activations ---------------------------------------------------------------------
     sequence_parallel: bool = _a(
@@ -168,7 +177,21 @@ class Assumptions:
         "Tokens per optimizer step assumed for a published run that does not state its batch.")
 
 
-DEFAULT = Assumptions()
+#: the sourced priors, before any fit
+PRIOR = Assumptions()
+
+
+def _calibrated(prior: Assumptions) -> Assumptions:
+    """The priors with the constants fitted by :mod:`traincost.calibrate` applied."""
+    try:
+        from .calibration import CONSTANTS
+    except ImportError:                      # no fit generated yet: the priors stand
+        return prior
+    return replace(prior, **CONSTANTS)
+
+
+#: what every estimate uses unless told otherwise: priors + fitted constants
+DEFAULT = _calibrated(PRIOR)
 
 
 def describe(assumptions: Assumptions = DEFAULT) -> pd.DataFrame:
@@ -183,9 +206,20 @@ def describe(assumptions: Assumptions = DEFAULT) -> pd.DataFrame:
     -------
     pandas.DataFrame indexed by assumption name.
     """
+    try:
+        from .calibration import CONSTANTS, DATA_VERSION, FIT_DATE
+    except ImportError:
+        CONSTANTS, DATA_VERSION, FIT_DATE = {}, "", ""
     rows = []
     for f in fields(assumptions):
-        rows.append({"name": f.name, "value": getattr(assumptions, f.name), **f.metadata})
+        row = {"name": f.name, "value": getattr(assumptions, f.name), **f.metadata,
+               "prior": getattr(PRIOR, f.name)}
+        if f.name in CONSTANTS and row["value"] == CONSTANTS[f.name]:
+            row["status"] = "fitted"
+            row["source"] = (f"fitted by traincost.calibrate on {FIT_DATE} to "
+                             f"data/published_runs.csv ({DATA_VERSION}); prior from "
+                             f"{f.metadata['source']}")
+        rows.append(row)
     return pd.DataFrame(rows).set_index("name")
 
 

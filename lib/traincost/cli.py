@@ -201,9 +201,14 @@ def _validate(args) -> None:
         return
     with pd.option_context("display.width", 200, "display.max_rows", 500,
                            "display.max_colwidth", 40, "display.float_format", "{:,.4g}".format):
-        print(table.drop(columns=["note"]).to_string(index=False))
+        print(table.drop(columns=["note", "model_gap"]).to_string(index=False))
         print()
         print(summ.to_string())
+        from .calibration import DATA_VERSION, FIT_DATE, METRICS
+        print(f"\ncalibration ({FIT_DATE}, data {DATA_VERSION}): throughput MAPE "
+              f"{METRICS['in_sample_mape_pct']}% in sample, {METRICS['cv_mape_pct']}% "
+              f"out of sample ({METRICS['cv_folds']}-fold; worst {METRICS['cv_worst_pct']}%) "
+              f"over {METRICS['cases']} cases; `python -m traincost.calibrate` refits")
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,207 @@
+"""Fit the efficiency constants once, for all cases, against published throughput.
+
+One set of constants for every case: no per-case, per-model or per-accelerator terms.
+The fit minimises the log error of predicted vs published throughput (hardware or model
+TFLOP/s per device, MFU, step time) over the ``measured`` throughput rows of
+``data/published_runs.csv`` with :func:`scipy.optimize.least_squares`, then reports the
+error on cases left out of the fit (k-fold cross-validation) next to the in-sample error.
+
+Run ``python -m traincost.calibrate`` to print the fit and its cross-validated error;
+``python -m traincost.calibrate --write`` also regenerates
+``lib/traincost/calibration.py`` (constants, fit date, data version, errors), which
+:mod:`traincost.assumptions` applies on top of its sourced priors.
+
+Each case's candidate layouts (the knobs its source does not state are searched, as for
+any user) are enumerated once; every evaluation of the objective re-runs the one
+vectorised :func:`traincost.model.evaluate` on them and keeps the fastest layout that fits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
+
+from . import catalog, layout
+from .assumptions import PRIOR, Assumptions
+from .estimate import columns
+from .model import evaluate, report_units
+from .validate import METRICS, case_inputs
+
+#: the free constants and their bounds (each is a field of Assumptions)
+FREE = {
+    "in_model_matmul_fraction": (0.3, 1.0),
+    "scaleup_comm_efficiency": (0.2, 1.0),
+    "scaleout_comm_efficiency": (0.2, 1.0),
+    "dp_overlap_fraction": (0.0, 1.0),
+    "elementwise_traffic_factor": (0.5, 8.0),
+}
+#: metric families the fit uses (time model only; power has too few measured points)
+FIT_FAMILIES = ("throughput",)
+
+
+@dataclass
+class Case:
+    """One published case, its candidate layouts prepared once."""
+
+    case: str
+    cols: dict
+    targets: list            # (predicted key, reported value)
+
+
+def _prepare(row: pd.Series, prior: Assumptions) -> Case | None:
+    kwargs, _ = case_inputs(row, prior)
+    targets = [(key, float(row[col])) for col, key, fam in METRICS
+               if fam in FIT_FAMILIES and col in row and not pd.isna(row[col])]
+    if not targets:
+        return None
+    acc = catalog.accelerator(kwargs["accelerator"])
+    wl = kwargs["workload"]
+    precision = kwargs.get("precision") or (
+        "bf16" if not math.isnan(acc.peak_bf16_flop_per_s) else "fp16")
+    fixed = {k: kwargs.get(k) for k in ("tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch")}
+    fixed["recompute"] = {"none": 0, "selective": 1, "full": 2}.get(kwargs.get("recompute"))
+    devices = kwargs["devices"]
+    lay = layout.candidates(fixed, heads=wl.heads, layers=wl.layers, experts=wl.experts,
+                            devices=devices, domain=acc.scaleup_domain_devices)
+    arch = {"heads": wl.heads, "kv_heads": wl.kv_heads_effective, "layers": wl.layers,
+            "seq_len": wl.seq_len, "experts": wl.experts, "devices": devices,
+            "global_batch": wl.global_batch}
+    mask = layout.valid({**arch, **lay})
+    if not mask.any():
+        return None
+    lay = {k: v[mask] for k, v in lay.items()}
+    site = catalog.site(None, pue_value=1.0, grid_intensity_g=0.0)
+    return Case(case=row.name, cols=columns(acc, wl, site, precision, devices, lay),
+                targets=targets)
+
+
+def _chosen(case: Case, a: Assumptions) -> dict:
+    """The fastest fitting layout's report under assumptions ``a``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rep = report_units(evaluate(case.cols, a))
+    n = len(case.cols["tp"]) if np.ndim(case.cols["tp"]) else 1
+    step = np.broadcast_to(rep["step_time_s"], (n,))
+    fits = np.broadcast_to(rep["fits_in_memory"], (n,)) & np.isfinite(step)
+    mem = np.broadcast_to(rep["memory_gib_per_device"], (n,))
+    pool = np.flatnonzero(fits) if fits.any() else np.arange(n)
+    i = pool[np.lexsort((mem[pool], step[pool]))[0]]
+    return {k: float(np.broadcast_to(v, (n,))[i]) for k, v in rep.items()}
+
+
+def residuals(cases: list[Case], a: Assumptions) -> np.ndarray:
+    """log(predicted / reported) for every target of every case. [-]"""
+    out = []
+    for c in cases:
+        rep = _chosen(c, a)
+        out.extend(math.log(rep[key] / value) for key, value in c.targets)
+    return np.asarray(out)
+
+
+def _with(prior: Assumptions, x) -> Assumptions:
+    return replace(prior, **dict(zip(FREE, map(float, x))))
+
+
+def fit(cases: list[Case], prior: Assumptions = PRIOR) -> Assumptions:
+    """Least-squares fit of the FREE constants on ``cases``."""
+    x0 = [getattr(prior, k) for k in FREE]
+    lo, hi = zip(*FREE.values())
+    res = least_squares(lambda x: residuals(cases, _with(prior, x)), x0, bounds=(lo, hi),
+                        x_scale="jac", diff_step=1e-3, max_nfev=200)
+    return _with(prior, res.x)
+
+
+def mape(cases: list[Case], a: Assumptions) -> tuple[float, float]:
+    """(mean absolute % error, worst absolute % error) of throughput on ``cases``."""
+    r = np.abs(np.expm1(residuals(cases, a))) * 100.0
+    return float(r.mean()), float(r.max())
+
+
+def kfold(cases: list[Case], k: int = 5, prior: Assumptions = PRIOR, seed: int = 0):
+    """Out-of-sample errors: fit on k-1 folds, predict the held-out fold. [%]"""
+    idx = np.random.default_rng(seed).permutation(len(cases))
+    errors = []
+    for fold in np.array_split(idx, k):
+        train = [cases[i] for i in idx if i not in set(fold)]
+        test = [cases[i] for i in fold]
+        a = fit(train, prior)
+        errors.extend(np.abs(np.expm1(residuals(test, a))) * 100.0)
+    errors = np.asarray(errors)
+    return float(errors.mean()), float(errors.max())
+
+
+def prepare_cases(runs: pd.DataFrame | None = None, prior: Assumptions = PRIOR) -> list[Case]:
+    """Cases with measured throughput that the model can lay out."""
+    runs = catalog.published_runs() if runs is None else runs
+    runs = runs[(runs["status"] == "measured") & runs["model_gap"].isna()]
+    out = []
+    for _, row in runs.iterrows():
+        try:
+            case = _prepare(row, prior)
+        except ValueError:
+            continue
+        if case is not None:
+            out.append(case)
+    return out
+
+
+def data_version() -> str:
+    """First 12 hex digits of the SHA-256 of published_runs.csv."""
+    text = catalog.read_table("published_runs").to_csv(index=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _write(a: Assumptions, metrics: dict, path: Path) -> None:
+    lines = [
+        '"""Fitted efficiency constants. Generated by `python -m traincost.calibrate --write`;',
+        'do not edit by hand. See traincost.calibrate for the method."""',
+        "",
+        f'FIT_DATE = "{datetime.date.today().isoformat()}"',
+        f'DATA_VERSION = "{data_version()}"  # sha256[:12] of data/published_runs.csv',
+        "CONSTANTS = {",
+        *[f'    "{k}": {getattr(a, k)!r},' for k in FREE],
+        "}",
+        "METRICS = {",
+        *[f'    "{k}": {v!r},' for k, v in metrics.items()],
+        "}",
+        "",
+    ]
+    path.write_text("\n".join(lines))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m traincost.calibrate")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--write", action="store_true",
+                        help="regenerate lib/traincost/calibration.py")
+    args = parser.parse_args(argv)
+    cases = prepare_cases()
+    prior_mape, prior_worst = mape(cases, PRIOR)
+    fitted = fit(cases)
+    in_mape, in_worst = mape(cases, fitted)
+    cv_mape, cv_worst = kfold(cases, args.folds)
+    metrics = {"cases": len(cases), "targets": int(sum(len(c.targets) for c in cases)),
+               "prior_mape_pct": round(prior_mape, 2), "prior_worst_pct": round(prior_worst, 2),
+               "in_sample_mape_pct": round(in_mape, 2), "in_sample_worst_pct": round(in_worst, 2),
+               "cv_folds": args.folds, "cv_mape_pct": round(cv_mape, 2),
+               "cv_worst_pct": round(cv_worst, 2)}
+    print("fitted constants (prior -> fitted):")
+    for k in FREE:
+        print(f"  {k:28s} {getattr(PRIOR, k):8.4g} -> {getattr(fitted, k):8.4g}")
+    for k, v in metrics.items():
+        print(f"  {k:28s} {v}")
+    if args.write:
+        _write(fitted, metrics, Path(__file__).with_name("calibration.py"))
+        print("wrote", Path(__file__).with_name("calibration.py"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
