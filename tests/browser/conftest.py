@@ -1,0 +1,120 @@
+"""Fixtures for browser tests: a JupyterLab server (with Voila) and headless Chromium.
+
+The server runs on 127.0.0.1 on a free port with a token, over a temporary copy of
+notebooks/ (so "Run All" never rewrites the repository's files), and is stopped by its
+process id. Chromium is Debian's (/usr/bin/chromium) driven through Playwright; nothing
+downloads a browser. Where chromium or Playwright is missing the tests skip with the
+reason, except under CI (CI=true), where they fail: .ci/run installs both.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("TRAINCOST_CHROMIUM", "/usr/bin/chromium")
+SCREENSHOTS = REPO / "build" / "browser-screenshots"
+TOKEN = "traincost-browser-test"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--no-first-run", "--disable-sync",
+                  "--disable-quic"]
+
+
+def _missing(reason: str):
+    if os.environ.get("CI"):
+        pytest.fail(f"browser tests cannot run in CI: {reason}")
+    pytest.skip(reason)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    """Base URL of a JupyterLab server (Voila extension enabled) over a copy of notebooks/."""
+    root = tmp_path_factory.mktemp("nbroot")
+    shutil.copytree(REPO / "notebooks", root / "notebooks", dirs_exist_ok=True)
+    port = _free_port()
+    env = {**os.environ, "CODECARBON_LOG_LEVEL": "error", "MPLBACKEND": "Agg",
+           "JUPYTER_CONFIG_DIR": str(root / ".jupyter"), "JUPYTERLAB_SETTINGS_DIR":
+           str(root / ".lab-settings"), "JUPYTERLAB_WORKSPACES_DIR": str(root / ".lab-ws")}
+    settings = root / ".lab-settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text(
+        '{"fetchNews": "false", "checkForUpdates": false}')
+    # render every cell (JupyterLab 4 otherwise detaches cells scrolled out of view)
+    nb_settings = root / ".lab-settings" / "@jupyterlab" / "notebook-extension"
+    nb_settings.mkdir(parents=True)
+    (nb_settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
+    log = open(root / "server.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--allow-root", "--no-browser",
+         "--ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={TOKEN}",
+         f"--ServerApp.root_dir={root / 'notebooks'}", "--ServerApp.disable_check_xsrf=False",
+         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=2)
+            break
+        except OSError:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.25)
+    else:
+        os.killpg(proc.pid, signal.SIGTERM)
+        pytest.fail(f"JupyterLab did not start; log: {(root / 'server.log').read_text()[-2000:]}")
+    if proc.poll() is not None:
+        pytest.fail(f"JupyterLab exited; log: {(root / 'server.log').read_text()[-2000:]}")
+    yield base
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        _missing(f"{CHROMIUM} not found (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("playwright is not installed (pip install playwright)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS,
+                              headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, request):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    pg.set_default_timeout(60_000)
+    yield pg
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    name = request.node.name.replace("/", "_").replace("[", "-").replace("]", "")
+    try:
+        pg.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    except Exception:                                   # screenshot is a convenience only
+        pass
+    context.close()

@@ -1,0 +1,124 @@
+"""The notebooks as people use them: JupyterLab and Voila in headless Chromium.
+
+For each widget notebook: open it, wait for the kernel, run all cells, check that no
+error output is visible, change a widget and check that the displayed numbers move the
+right way (read the text, not just that something re-rendered).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from .conftest import TOKEN
+
+pytestmark = pytest.mark.browser
+
+TABLE = ".traincost-table"
+HEADLINE = ".widget-html-content:has-text('Training time')"
+
+
+def _days(page) -> list[float]:
+    """The 'time [days]' column of the comparison table, as displayed."""
+    table = page.locator(TABLE).first
+    headers = [h.strip() for h in table.locator("thead tr").first.locator("th").all_inner_texts()]
+    col = headers.index("time [days]") - 1                      # first th is the index
+    values = []
+    for row in table.locator("tbody tr").all():
+        text = row.locator("td").all_inner_texts()[col].replace(",", "")
+        values.append(float(text) if re.fullmatch(r"[\d.]+(e[+-]?\d+)?", text) else float("nan"))
+    return values
+
+
+def _headline_days(page) -> float:
+    text = page.locator(HEADLINE).first.inner_text()
+    m = re.search(r"Training time\s*([\d.,]+)\s*days", text)
+    assert m, f"no training time in {text[:200]!r}"
+    return float(m.group(1).replace(",", ""))
+
+
+def _set_int(page, label: str, value: int) -> None:
+    box = page.locator(f".widget-text:has(label:text-is('{label}')) input").first
+    box.scroll_into_view_if_needed()
+    box.fill(str(value))
+    box.press("Enter")
+
+
+def _wait_for_change(page, selector: str, before: str, containing: str = "") -> None:
+    """Wait until the first element matching selector (and containing the text) changes."""
+    page.wait_for_function(
+        "([sel, old, text]) => { const e = [...document.querySelectorAll(sel)]"
+        ".find(x => x.innerText.includes(text));"
+        " return e !== undefined && e.innerText !== old; }",
+        arg=[selector, before, containing], timeout=60_000)
+
+
+def _no_errors(page) -> None:
+    assert page.locator("text=Traceback (most recent call last)").count() == 0
+    stderr = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    texts = [t for t in stderr.all_inner_texts() if "Error" in t]
+    assert not texts, f"error output visible: {texts[0][:500]}"
+
+
+def _open_and_run_all(page, server, notebook: str) -> None:
+    # a workspace of its own, reset, so tabs left by other tests do not take the focus
+    workspace = notebook.split(".")[0]
+    page.goto(f"{server}/lab/workspaces/{workspace}/tree/{notebook}?reset&token={TOKEN}")
+    page.wait_for_selector(".jp-Notebook", state="visible")
+    page.locator(".jp-Notebook .jp-Cell").first.click()
+    idle = ".jp-Notebook-ExecutionIndicator[data-status='idle']"
+    page.wait_for_selector(idle, state="attached", timeout=90_000)
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='busy']",
+                           state="attached", timeout=30_000)
+    page.wait_for_selector(idle, state="attached", timeout=120_000)
+
+
+def test_lab_compare_accelerators(page, server):
+    _open_and_run_all(page, server, "01-compare-accelerators.ipynb")
+    page.wait_for_selector(TABLE, state="attached")
+    _no_errors(page)
+    before = _days(page)
+    assert len(before) >= 2 and all(d > 0 for d in before)
+    old = page.locator(TABLE).first.inner_text()
+    _set_int(page, "devices (each type)", 512)
+    _wait_for_change(page, TABLE, old)
+    after = _days(page)
+    assert all(a < b for a, b in zip(after, before)), (before, after)   # twice the devices
+    _no_errors(page)
+
+
+def test_lab_index_run_cost(page, server):
+    _open_and_run_all(page, server, "00-index.ipynb")
+    page.wait_for_selector(HEADLINE, state="attached")
+    _no_errors(page)
+    before = _headline_days(page)
+    old = page.locator(HEADLINE).first.inner_text()
+    _set_int(page, "devices", 512)
+    _wait_for_change(page, ".widget-html-content", old, "Training time")
+    assert _headline_days(page) < before
+    _no_errors(page)
+
+
+def test_voila_compare_accelerators(page, server):
+    page.goto(f"{server}/voila/render/01-compare-accelerators.ipynb?token={TOKEN}")
+    page.wait_for_selector(TABLE, state="attached", timeout=120_000)
+    assert page.locator("text=Traceback").count() == 0
+    before = _days(page)
+    old = page.locator(TABLE).first.inner_text()
+    _set_int(page, "devices (each type)", 512)
+    _wait_for_change(page, TABLE, old)
+    assert all(a < b for a, b in zip(_days(page), before))
+
+
+def test_voila_index(page, server):
+    page.goto(f"{server}/voila/render/00-index.ipynb?token={TOKEN}")
+    page.wait_for_selector(HEADLINE, state="attached", timeout=120_000)
+    assert page.locator("text=Traceback").count() == 0
+    before = _headline_days(page)
+    old = page.locator(HEADLINE).first.inner_text()
+    _set_int(page, "devices", 512)
+    _wait_for_change(page, ".widget-html-content", old, "Training time")
+    assert _headline_days(page) < before
