@@ -16,11 +16,14 @@ from .catalog import accelerator, accelerators, model, models, regions, site
 from .estimate import Estimate, compare, estimate
 from .inputs import Accelerator, ParallelConfig, Site, Workload
 from .model import evaluate
+from .search import SearchResult, search
+from .sweep import sweep
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Accelerator", "Assumptions", "DEFAULT_ASSUMPTIONS", "Estimate", "ParallelConfig", "Site",
     "Workload", "accelerator", "accelerators", "compare", "describe_assumptions", "estimate",
-    "evaluate", "model", "models", "regions", "site", "__version__",
+    "evaluate", "model", "models", "regions", "search", "SearchResult", "site", "sweep",
+    "__version__",
 ]

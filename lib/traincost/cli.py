@@ -102,6 +102,23 @@ def build_parser() -> argparse.ArgumentParser:
     _add_layout(cmp_)
     _add_site(cmp_)
 
+    sea = sub.add_parser("search", help="every valid layout: best per objective, Pareto fronts")
+    sea.add_argument("--accelerators", required=True,
+                     help="comma-separated accelerator ids, or 'all'")
+    sea.add_argument("--devices", type=_device_counts, required=True,
+                     help="device count(s), comma-separated")
+    _add_workload(sea)
+    _add_layout(sea)
+    _add_site(sea)
+    g = sea.add_argument_group("constraints and ranking")
+    g.add_argument("--max-days", type=_positive_float, help="deadline on the training time")
+    g.add_argument("--max-cost-usd", type=_positive_float, help="budget in USD")
+    g.add_argument("--max-co2e-t", type=_positive_float, help="cap on operational tCO2e")
+    g.add_argument("--memory-headroom", type=_positive_float,
+                   help="fraction of HBM kept free (default: assumptions.memory_headroom_fraction)")
+    g.add_argument("--objective", choices=("time", "energy", "cost", "carbon"), default="time")
+    g.add_argument("--top", type=int, default=10, help="rows of the top table (default 10)")
+
     val = sub.add_parser("validate", help="predicted vs published training runs")
     val.add_argument("--family", choices=("throughput", "device_hours", "train_days", "power",
                                           "energy", "emissions"),
@@ -211,6 +228,75 @@ def _validate(args) -> None:
               f"over {METRICS['cases']} cases; `python -m traincost.calibrate` refits")
 
 
+def _device_counts(text):
+    try:
+        counts = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of whole "
+                                         "numbers") from None
+    if not counts or min(counts) <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: device counts must be > 0")
+    return counts
+
+
+_SEARCH_SHOWN = ("accelerator", "devices", "tp", "pp", "dp", "cp", "ep", "vpp", "zero",
+                 "micro_batch", "recompute", "mfu", "memory_gib_per_device", "train_time_days",
+                 "facility_energy_mwh", "co2e_t", "cost_usd")
+
+
+def _search(args) -> None:
+    from .search import search
+    ids = args.accelerators.strip()
+    ids = "all" if ids == "all" else [s.strip() for s in ids.split(",") if s.strip()]
+    bar = None
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+        bar = tqdm(total=0, unit=" layouts", unit_scale=True, delay=0.5, leave=False,
+                   file=sys.stderr, desc="search")
+
+    def progress(done, total):
+        bar.total = total
+        bar.update(done - bar.n)
+
+    try:
+        res = search(ids, args.devices, max_days=args.max_days, max_cost_usd=args.max_cost_usd,
+                     max_co2e_t=args.max_co2e_t, memory_headroom=args.memory_headroom,
+                     objective=args.objective, top=args.top,
+                     progress=progress if bar is not None else None, **_kwargs(args))
+    finally:
+        if bar is not None:
+            bar.close()
+    if args.json:
+        print(json.dumps(_clean(res.to_dict()), indent=2))
+        return
+    lines = [f"searched {res.layouts_enumerated:,} layouts in {res.elapsed_s:.2f} s: "
+             f"{res.layouts_evaluated:,} valid, {res.layouts_fit:,} fit in memory with "
+             f"{res.memory_headroom:.0%} headroom, {res.layouts_feasible:,} meet the "
+             "constraints"]
+    for obj, row in res.best.items():
+        if row is None:
+            lines.append(f"best by {obj:6s}  none")
+            continue
+        lines.append(f"best by {obj:6s}  {row['accelerator']} x {row['devices']} tp={row['tp']} "
+                     f"pp={row['pp']} dp={row['dp']} cp={row['cp']} ep={row['ep']} "
+                     f"vpp={row['vpp']} zero={row['zero']} micro-batch={row['micro_batch']} "
+                     f"recompute={row['recompute']}: {_fmt(row['train_time_days'])} days, "
+                     f"{_fmt(row['facility_energy_mwh'])} MWh, {_fmt(row['co2e_t'])} tCO2e, "
+                     f"{_fmt(row['cost_usd'], digits=4)} USD")
+    print("\n".join(lines))
+    print(f"\ntop {len(res.top)} by {res.objective}:")
+    with pd.option_context("display.width", 250, "display.max_columns", 30,
+                           "display.float_format", "{:,.4g}".format):
+        print(res.top[list(_SEARCH_SHOWN)].to_string(index=False) if len(res.top) else "  none")
+    print("\nPareto fronts: " + ", ".join(f"{k.replace('_', ' vs ')} {len(v)} layouts"
+                                          for k, v in res.pareto.items()))
+    print(f"MFU vs published: {res.mfu_note()}")
+    for w in res.warnings:
+        print(f"warning: {w}")
+    for n in res.notes:
+        print(f"note: {n}")
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -242,6 +328,8 @@ def _run(args) -> int:
                 with pd.option_context("display.width", 200, "display.max_columns", 30,
                                        "display.float_format", "{:,.4g}".format):
                     print(df.to_string())
+        elif args.command == "search":
+            _search(args)
         elif args.command == "validate":
             _validate(args)
         else:

@@ -282,18 +282,19 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
     if not open_knobs:
         lay = {k: np.asarray([v]) for k, v in fixed.items()}
         layout.check({**arch, **{k: int(v[0]) for k, v in lay.items()}})
+        evaluated = 1
     else:
-        lay = layout.candidates(fixed, heads=wl.heads, layers=wl.layers, experts=wl.experts,
-                                devices=devices, domain=acc.scaleup_domain_devices)
-        mask = layout.valid({**arch, **lay})
-        if not mask.any():
-            # report the first rule the user's own choices break, else a general message
-            sample = {**arch, **{k: int(v[0]) for k, v in lay.items()}}
-            layout.check(sample)
-            raise ValueError(f"devices: no valid layout of {devices} devices for this workload "
-                             f"(global batch {wl.global_batch}, {wl.layers} layers, "
-                             f"{wl.heads} heads)")
-        lay = {k: v[mask] for k, v in lay.items()}
+        # the fastest layout that fits (headroom 0: fits_in_memory's own test), else the one
+        # needing the least memory; search raises for no valid layout or no known bandwidth
+        from .search import search          # search builds on this module
+        found = search(acc, devices, workload=wl, site=site, precision=precision, tp=tp, pp=pp,
+                       cp=cp, ep=ep, vpp=vpp, zero=zero, micro_batch=micro_batch,
+                       recompute=recompute, memory_headroom=0.0, top=1, pareto=False,
+                       assumptions=assumptions)
+        row = found.best["time"] if found.best["time"] is not None else found.least_memory
+        lay = {k: np.asarray([RECOMPUTE_CODES[row[k]] if k == "recompute" else int(row[k])])
+               for k in fixed}
+        evaluated = found.layouts_evaluated
     cols = columns(acc, wl, site, precision, devices, lay)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = evaluate(cols, assumptions)
@@ -318,7 +319,7 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
                          recompute=_CODE_TO_RECOMPUTE[chosen["recompute"]])
     return Estimate(accelerator=acc, workload=wl, parallel=par, site=site, devices=devices,
                     precision=precision, values=values, assumptions=assumptions,
-                    chosen_by_search=open_knobs, layouts_evaluated=n)
+                    chosen_by_search=open_knobs, layouts_evaluated=evaluated)
 
 
 #: columns of :func:`compare`'s table, with their units

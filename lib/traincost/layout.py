@@ -7,8 +7,6 @@ broken rule by its CLI flag, the sweep (:func:`valid`) runs them on arrays.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from .workload import RECOMPUTE_CODES
@@ -48,6 +46,58 @@ def valid(c: dict) -> np.ndarray:
     return ok
 
 
+#: checked only where a configuration states dp (elsewhere dp is derived, so it always
+#: holds); a blank (NaN) dp is not checked
+DP_RULE = ("dp", lambda c: np.isnan(c["dp"]) | (c["dp"] == c["devices"] // (c["tp"] * c["pp"]
+                                                                          * c["cp"])),
+           "--dp {dp:g} must equal devices/(tp*pp*cp) = {devices}/({tp}*{pp}*{cp})")
+
+
+def first_broken(c: dict, rules=RULES) -> np.ndarray:
+    """Index into ``rules`` of the first rule each row of ``c`` breaks, -1 where none.
+
+    Parameters
+    ----------
+    c : dict
+        Layout and architecture columns (scalars or equal-length arrays), as for
+        :func:`valid`. [-]
+    rules : sequence
+        The rules to apply, in order; :data:`RULES` by default (add :data:`DP_RULE`
+        where dp is given). [-]
+
+    Returns
+    -------
+    numpy.ndarray of int, the broadcast shape of ``c``.
+
+    Examples
+    --------
+    >>> arch = {"heads": 96, "kv_heads": 96, "layers": 80, "seq_len": 2048, "experts": 0,
+    ...         "devices": 64, "global_batch": 512, "cp": 1, "ep": 1, "vpp": 1,
+    ...         "micro_batch": 1, "pp": 1}
+    >>> first_broken({**arch, "tp": np.array([8, 7, 64])}).tolist()   # 7 and 64 break rule 0
+    [-1, 0, 0]
+    """
+    first = np.full(np.broadcast(*[np.asarray(v) for v in c.values()]).shape, -1, dtype=np.int64)
+    for i, (_, rule, _) in enumerate(rules):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            broken = ~np.asarray(rule(c), dtype=bool)
+        first[(first < 0) & broken] = i
+    return first
+
+
+def broken_messages(c: dict, first: np.ndarray, rules=RULES) -> np.ndarray:
+    """Each row's first broken rule as its message ('' where none), formatted with its values.
+
+    ``first`` is :func:`first_broken`'s answer for the same columns and rules.
+    """
+    first = np.asarray(first)
+    out = np.full(first.shape, "", dtype=object)
+    for r in np.flatnonzero(first.reshape(-1) >= 0):
+        row = {k: (np.asarray(v).reshape(-1)[r] if np.ndim(v) else v) for k, v in c.items()}
+        out.reshape(-1)[r] = rules[int(first.reshape(-1)[r])][2].format(**row)
+    return out
+
+
 def check(c: dict) -> None:
     """Raise ``ValueError`` naming the flag of the first rule a single layout breaks."""
     for flag, rule, message in RULES:
@@ -69,7 +119,8 @@ def powers_of_two_upto(n: int) -> list[int]:
     return out
 
 
-#: choices a search explores for each layout knob that the user leaves open
+#: choices a search explores for each layout knob that the user leaves open (micro_batch
+#: and cp are widened by :data:`SEARCH_BOUNDS` when the workload's batch and sequence are known)
 SEARCH_SPACE = {
     "micro_batch": (1, 2, 4, 8),
     "recompute": tuple(RECOMPUTE_CODES.values()),
@@ -78,10 +129,22 @@ SEARCH_SPACE = {
     "cp": (1,),
 }
 
+#: how far the workload-dependent choices reach
+SEARCH_BOUNDS = {
+    # micro-batches b dividing the global batch with b * seq_len up to this many tokens are
+    # tried too (b = 16 at s = 2048). Judgement: beyond that a larger b adds activation
+    # memory for little GEMM efficiency (Narayanan et al. SC21 Sec. 3.5 on the b trade-off)
+    "max_micro_batch_tokens": 32768,
+    # context parallelism (powers of two) is tried while each rank keeps at least this many
+    # tokens (Llama 3, arXiv:2407.21783 Table 4: cp 16 at 131,072 tokens = 8,192 per rank)
+    "min_cp_tokens_per_rank": 4096,
+}
 
-def candidates(fixed: dict, *, heads: int, layers: int, experts: int, devices: int,
-               domain: int) -> dict:
-    """Enumerate layout columns: every combination of the open knobs.
+
+def candidate_space(fixed: dict, *, heads: int, layers: int, experts: int, devices: int,
+                    domain: int, global_batch: int | None = None,
+                    seq_len: int | None = None) -> dict:
+    """The choices of every layout knob, in enumeration order (see :func:`candidates`).
 
     Parameters
     ----------
@@ -89,20 +152,74 @@ def candidates(fixed: dict, *, heads: int, layers: int, experts: int, devices: i
         Knobs the user set (tp, pp, cp, ep, vpp, zero, micro_batch, recompute code);
         missing or None ones are searched. [-]
     heads, layers, experts, devices, domain : int
-        What bounds the choices: tp is a power of two up to min(heads, domain); pp
-        divides the layers; ep divides the experts. [-]
+        What bounds the choices: tp is a power of two or a divisor of the heads, up to
+        min(heads, domain, devices); pp divides the layers; ep divides the experts. [-]
+    global_batch, seq_len : int, optional
+        When given, micro-batches dividing the global batch up to
+        ``SEARCH_BOUNDS["max_micro_batch_tokens"]`` tokens and context-parallel sizes
+        leaving ``SEARCH_BOUNDS["min_cp_tokens_per_rank"]`` tokens per rank are added. [-]
+
+    Returns
+    -------
+    dict of lists, knob -> ascending choices.
+    """
+    tp_max = min(heads, max(domain, 1), devices)
+    space = {
+        "tp": sorted(set(powers_of_two_upto(tp_max)) | {t for t in divisors(heads) if t <= tp_max}),
+        "pp": [p for p in divisors(layers) if p <= devices],
+        "ep": divisors(experts) if experts else [1],
+        **{k: list(v) for k, v in SEARCH_SPACE.items()},
+    }
+    if global_batch is not None and seq_len is not None:
+        b_max = SEARCH_BOUNDS["max_micro_batch_tokens"] // seq_len
+        space["micro_batch"] = sorted(set(space["micro_batch"]) | {
+            b for b in range(1, min(b_max, global_batch) + 1) if global_batch % b == 0})
+    if seq_len is not None:
+        space["cp"] = sorted(set(space["cp"]) | {
+            c for c in powers_of_two_upto(min(seq_len, devices))
+            if c > 1 and seq_len % c == 0
+            and seq_len // c >= SEARCH_BOUNDS["min_cp_tokens_per_rank"]})
+    return {k: ([fixed[k]] if fixed.get(k) is not None else v) for k, v in space.items()}
+
+
+def space_size(space: dict) -> int:
+    """How many layouts :func:`candidate_chunk` enumerates over ``space``. [-]"""
+    n = 1
+    for choices in space.values():
+        n *= len(choices)
+    return n
+
+
+def candidate_chunk(space: dict, start: int, stop: int) -> dict:
+    """Layouts ``start`` to ``stop - 1`` of the product of ``space``'s choices.
+
+    The order is ``itertools.product``'s (the last knob varies fastest), decoded from the
+    flat index, so a search can walk any number of layouts a chunk at a time.
+
+    Examples
+    --------
+    >>> candidate_chunk({"tp": [1, 2], "pp": [1, 3, 5]}, 2, 5)
+    {'tp': array([1, 2, 2]), 'pp': array([5, 1, 3])}
+    """
+    idx = np.arange(start, stop, dtype=np.int64)
+    digits = {}
+    for k in reversed(list(space)):
+        choices = np.asarray(space[k], dtype=np.int64)
+        digits[k] = choices[idx % len(choices)]
+        idx //= len(choices)
+    return {k: digits[k] for k in space}
+
+
+def candidates(fixed: dict, *, heads: int, layers: int, experts: int, devices: int,
+               domain: int, global_batch: int | None = None, seq_len: int | None = None) -> dict:
+    """Enumerate layout columns: every combination of the open knobs.
+
+    Parameters are those of :func:`candidate_space`.
 
     Returns
     -------
     dict of equal-length arrays, one entry per knob (before validity filtering).
     """
-    space = {
-        "tp": powers_of_two_upto(min(heads, max(domain, 1), devices)),
-        "pp": [p for p in divisors(layers) if p <= devices],
-        "ep": divisors(experts) if experts else [1],
-        **SEARCH_SPACE,
-    }
-    choices = {k: ([fixed[k]] if fixed.get(k) is not None else list(v)) for k, v in space.items()}
-    keys = list(choices)
-    grid = np.array(list(itertools.product(*[choices[k] for k in keys])), dtype=np.int64)
-    return {k: grid[:, i] for i, k in enumerate(keys)}
+    space = candidate_space(fixed, heads=heads, layers=layers, experts=experts, devices=devices,
+                            domain=domain, global_batch=global_batch, seq_len=seq_len)
+    return candidate_chunk(space, 0, space_size(space))

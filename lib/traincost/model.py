@@ -41,6 +41,11 @@ STEP_PARTS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "bubble", "
 MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "reserved")
 
 
+def _any(x) -> bool:
+    """Whether any element of a scalar or array is true (cheaper than np.any on scalars)."""
+    return bool(x.any()) if isinstance(x, np.ndarray) else bool(x)
+
+
 def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     """Evaluate configurations given as columns (scalars or equal-length arrays).
 
@@ -76,6 +81,14 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     act_e = np.maximum(e, 2.0)                       # activations stay 16-bit under fp8
     dp = n // (t * p * cp)
     m = B // (dp * b)                                # micro-batches per step
+    layers_per_stage = L / p
+    full_rc = rc == workload.RECOMPUTE_CODES["full"]
+    single_stage = p == 1
+    # Terms that are zero for every row are skipped, not computed as arrays of zeros
+    # (speed only: the formulas below are the same either way).
+    moe = _any(E > 0)                                # expert terms vanish for dense models
+    any_cp = _any(cp > 1)                            # context-parallel traffic needs cp > 1
+    any_zero3 = _any(zero == 3)                      # weight gathers only under ZeRO-3
 
     # ---- workload ------------------------------------------------------------------
     params = workload.parameter_counts(
@@ -90,14 +103,20 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     # ---- memory (the first pipeline stage, which holds the most) -------------------------
     expert_params = params["experts"]
     dense_layer_params = params["layers"] - expert_params
-    first_stage_embed = params["embedding"] + np.where(p == 1, params["output"], 0)
+    first_stage_embed = params["embedding"] + np.where(single_stage, params["output"], 0)
     dense_on_device = (dense_layer_params / p + first_stage_embed) / t
-    expert_on_device = expert_params / (p * ep * t)
-    states_dense = memory.model_state_bytes(dense_on_device, dp, zero, a.weight_bytes_per_param,
-                                            a.grad_bytes_per_param, a.optimizer_bytes_per_param)
-    states_expert = memory.model_state_bytes(expert_on_device, dp // ep, zero,
-                                             a.weight_bytes_per_param, a.grad_bytes_per_param,
-                                             a.optimizer_bytes_per_param)
+    states = memory.model_state_bytes(dense_on_device, dp, zero, a.weight_bytes_per_param,
+                                      a.grad_bytes_per_param, a.optimizer_bytes_per_param)
+    dp_ep = dp // ep                                 # data-parallel replicas of each expert
+    if moe:
+        expert_on_device = expert_params / (p * ep * t)
+        states_expert = memory.model_state_bytes(expert_on_device, dp_ep, zero,
+                                                 a.weight_bytes_per_param,
+                                                 a.grad_bytes_per_param,
+                                                 a.optimizer_bytes_per_param)
+        states = {k_: states[k_] + states_expert[k_] for k_ in states}
+    else:
+        expert_on_device = 0.0                       # dense: no expert weights
     moe_share = params["moe_layers"] / L
     gate = np.where(c["gated_mlp"], 1.5, 1.0)        # gated MLPs store three f-wide tensors
     ffn_eff = gate * ((1 - moe_share) * c["ffn_hidden"]
@@ -108,13 +127,13 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     stored, full = memory.activation_bytes_per_layer(
         s_local, b, h, heads, kv, (qk_dim + v_dim) / 2, ffn_eff, t, rc, a.sequence_parallel, act_e)
     inflight = memory.microbatches_in_flight(p, v, m)
-    activations = (L / p) * stored * inflight \
-        + np.where(rc == workload.RECOMPUTE_CODES["full"], full, 0.0) \
-        + np.where(p == 1, 2 * act_e * s_local * b * V / t, 0.0)   # fp32 logits on last stage
+    activations = layers_per_stage * stored * inflight \
+        + np.where(full_rc, full, 0.0) \
+        + np.where(single_stage, 2 * act_e * s_local * b * V / t, 0.0)   # fp32 logits, last stage
     mem = {
-        "weights": states_dense["weights"] + states_expert["weights"],
-        "gradients": states_dense["gradients"] + states_expert["gradients"],
-        "optimizer": states_dense["optimizer"] + states_expert["optimizer"],
+        "weights": states["weights"],
+        "gradients": states["gradients"],
+        "optimizer": states["optimizer"],
         "activations": activations,
         "reserved": np.full_like(np.asarray(activations, dtype=float),
                                  a.framework_reserved_bytes),
@@ -133,72 +152,96 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     dense_mm, core, elem = performance.layer_forward_time(
         tokens_mb, h, heads, kv, d, v_dim, qk_dim, attn_w, up * c["ffn_hidden"], c["ffn_hidden"],
         1.0, tokens_mb, s, t, full, flop_rate, bw, a.elementwise_traffic_factor, e)
-    experts_per_device = np.where(E > 0, E / ep, 0)
-    tokens_per_expert = np.where(E > 0, tokens_mb * k * ep / np.maximum(E, 1), 0)
-    moe_mm, _, _ = performance.layer_forward_time(
-        tokens_mb, h, heads, kv, d, v_dim, qk_dim, attn_w, up * c["moe_ffn_hidden"],
-        c["moe_ffn_hidden"], experts_per_device, tokens_per_expert, s, t, full, flop_rate, bw,
-        a.elementwise_traffic_factor, e)
-    shared_mm = shared * (performance.gemm_time(tokens_mb, h, up * c["moe_ffn_hidden"] / t,
-                                                flop_rate, bw, e)
-                          + performance.gemm_time(tokens_mb, c["moe_ffn_hidden"] / t, h,
-                                                  flop_rate, bw, e))
-    router = performance.gemm_time(tokens_mb, h, E, flop_rate, bw, e) * (E > 0)
-    moe_layer_mm = moe_mm + shared_mm + router      # moe_mm includes the attention GEMMs
     n_moe = params["moe_layers"]
-    layer_mm = ((L - n_moe) * dense_mm + n_moe * moe_layer_mm) / L
+    if moe:
+        experts_per_device = np.where(E > 0, E / ep, 0)
+        tokens_per_expert = np.where(E > 0, tokens_mb * k * ep / np.maximum(E, 1), 0)
+        moe_mm, _, _ = performance.layer_forward_time(
+            tokens_mb, h, heads, kv, d, v_dim, qk_dim, attn_w, up * c["moe_ffn_hidden"],
+            c["moe_ffn_hidden"], experts_per_device, tokens_per_expert, s, t, full, flop_rate,
+            bw, a.elementwise_traffic_factor, e)
+        shared_mm = shared * (performance.gemm_time(tokens_mb, h, up * c["moe_ffn_hidden"] / t,
+                                                    flop_rate, bw, e)
+                              + performance.gemm_time(tokens_mb, c["moe_ffn_hidden"] / t, h,
+                                                      flop_rate, bw, e))
+        router = performance.gemm_time(tokens_mb, h, E, flop_rate, bw, e) * (E > 0)
+        moe_layer_mm = moe_mm + shared_mm + router  # moe_mm includes the attention GEMMs
+        layer_mm = ((L - n_moe) * dense_mm + n_moe * moe_layer_mm) / L
+    else:
+        layer_mm = (L - n_moe) * dense_mm / L       # the same sum without its zero MoE term
     fwd_layer = layer_mm + core + elem
-    recompute_layer = np.where(rc == workload.RECOMPUTE_CODES["full"], fwd_layer,
+    recompute_layer = np.where(full_rc, fwd_layer,
                                np.where(rc == workload.RECOMPUTE_CODES["selective"], core, 0.0))
     logits_fwd = performance.gemm_time(tokens_mb, h, V / t, flop_rate, bw, e)
-    compute_mb = (L / p) * (3 * fwd_layer + recompute_layer) + 3 * logits_fwd / p
+    compute_mb = layers_per_stage * (3 * fwd_layer + recompute_layer) + 3 * logits_fwd / p
 
     # ---- communication per micro-batch -----------------------------------------------
     net = (c["scaleup_domain_devices"], c["scaleup_bytes_per_s"], c["scaleout_bytes_per_s"],
            a.scaleup_comm_efficiency, a.scaleout_comm_efficiency, a.scaleup_latency_s,
            a.scaleout_latency_s)
-    full_rc = rc == workload.RECOMPUTE_CODES["full"]
     bw_tp, lat_tp = comm.link(t, 1, *net)
     act_bytes = tokens_mb * h * act_e
     n_tp = 4 + 2 * full_rc                           # 2 fwd + 2 bwd (+2 recompute) per layer
-    tp_mb = (L / p) * n_tp * comm.collective_time("all_reduce", act_bytes, t, bw_tp, lat_tp) \
+    tp_mb = layers_per_stage * n_tp \
+        * comm.collective_time("all_reduce", act_bytes, t, bw_tp, lat_tp) \
         * (1 - a.tp_overlap_fraction)
-    bw_cp, lat_cp = comm.link(cp, t, *net)
-    kv_bytes = 2 * b * s * kv * d * act_e / t        # K and V of the whole sequence
-    n_cp = 3 + full_rc                               # gather fwd, gather + reduce-scatter bwd
-    cp_mb = (L / p) * n_cp * comm.collective_time("all_gather", kv_bytes, cp, bw_cp, lat_cp) \
-        * (1 - a.cp_overlap_fraction)
-    bw_ep, lat_ep = comm.link(ep, t * cp, *net)
-    a2a_bytes = tokens_mb * k * h * act_e / t
-    n_ep = 4 + 2 * full_rc                           # dispatch + combine, fwd and bwd
-    ep_mb = (n_moe / p) * n_ep * comm.collective_time("all_to_all", a2a_bytes, ep, bw_ep,
-                                                      lat_ep) * (1 - a.ep_overlap_fraction)
+    t_mb = compute_mb + tp_mb
+    if any_cp:
+        bw_cp, lat_cp = comm.link(cp, t, *net)
+        kv_bytes = 2 * b * s * kv * d * act_e / t    # K and V of the whole sequence
+        n_cp = 3 + full_rc                           # gather fwd, gather + reduce-scatter bwd
+        cp_mb = layers_per_stage * n_cp \
+            * comm.collective_time("all_gather", kv_bytes, cp, bw_cp, lat_cp) \
+            * (1 - a.cp_overlap_fraction)
+        t_mb = t_mb + cp_mb
+    else:
+        cp_mb = 0.0                                  # a group of one sends nothing
+    if moe:
+        bw_ep, lat_ep = comm.link(ep, t * cp, *net)
+        a2a_bytes = tokens_mb * k * h * act_e / t
+        n_ep = 4 + 2 * full_rc                       # dispatch + combine, fwd and bwd
+        ep_mb = (n_moe / p) * n_ep * comm.collective_time("all_to_all", a2a_bytes, ep, bw_ep,
+                                                          lat_ep) * (1 - a.ep_overlap_fraction)
+        t_mb = t_mb + ep_mb
+    else:
+        ep_mb = 0.0                                  # no MoE layers
     bw_pp, lat_pp = comm.link(p, t * cp * dp, *net)
     p2p_bytes = act_bytes / np.where(a.sequence_parallel, t, 1)
     pp_mb = np.where(p > 1, 2 * v * comm.p2p_time(p2p_bytes, bw_pp, lat_pp), 0.0)
-    t_mb = compute_mb + tp_mb + cp_mb + ep_mb + pp_mb
+    t_mb = t_mb + pp_mb
 
     # ---- data parallel and optimizer, per step ----------------------------------------
     bw_dp, lat_dp = comm.link(dp, t * cp, *net)
-    bw_edp, lat_edp = comm.link(dp // ep, t * cp * ep, *net)
+    if _any(ep != 1):
+        bw_edp, lat_edp = comm.link(dp_ep, t * cp * ep, *net)
+    else:
+        bw_edp, lat_edp = bw_dp, lat_dp              # ep = 1: the expert group is the dp group
     grad_dense = dense_on_device * a.grad_reduce_bytes_per_param
     grad_expert = expert_on_device * a.grad_reduce_bytes_per_param
+    # NB: for a dense model the expert collectives below move no bytes but still pay
+    # their ring latency, (n-1) steps per collective; kept so that results do not change.
     dp_reduce = comm.collective_time("all_reduce", grad_dense, dp, bw_dp, lat_dp) \
-        + comm.collective_time("all_reduce", grad_expert, dp // ep, bw_edp, lat_edp)
-    # ZeRO-3 regathers the weights for every micro-batch's forward and backward
-    w_dense = dense_on_device * a.weight_bytes_per_param
-    w_expert = expert_on_device * a.weight_bytes_per_param
-    gather = comm.collective_time("all_gather", w_dense, dp, bw_dp, lat_dp) \
-        + comm.collective_time("all_gather", w_expert, dp // ep, bw_edp, lat_edp)
-    zero3 = zero == 3
+        + comm.collective_time("all_reduce", grad_expert, dp_ep, bw_edp, lat_edp)
     backward_mb = compute_mb * 2 / 3
-    dp_step = np.where(zero3, dp_reduce / 2, dp_reduce)   # ZeRO-3: reduce-scatter only
-    dp_exposed = performance.exposed(dp_step, backward_mb, a.dp_overlap_fraction) \
-        + np.where(zero3, m * performance.exposed((2 + full_rc) * gather, compute_mb,
-                                                  a.dp_overlap_fraction), 0.0)
-    shard = np.where(zero >= 1, dp, 1)
-    optimizer_s = (dense_on_device / shard + expert_on_device / np.where(zero >= 1, dp // ep, 1)) \
-        * a.optimizer_step_bytes_per_param / bw
+    if any_zero3:
+        # ZeRO-3 regathers the weights for every micro-batch's forward and backward
+        zero3 = zero == 3
+        w_dense = dense_on_device * a.weight_bytes_per_param
+        w_expert = expert_on_device * a.weight_bytes_per_param
+        gather = comm.collective_time("all_gather", w_dense, dp, bw_dp, lat_dp) \
+            + comm.collective_time("all_gather", w_expert, dp_ep, bw_edp, lat_edp)
+        dp_step = np.where(zero3, dp_reduce / 2, dp_reduce)   # ZeRO-3: reduce-scatter only
+        dp_exposed = performance.exposed(dp_step, backward_mb, a.dp_overlap_fraction) \
+            + np.where(zero3, m * performance.exposed((2 + full_rc) * gather, compute_mb,
+                                                      a.dp_overlap_fraction), 0.0)
+    else:
+        dp_exposed = performance.exposed(dp_reduce, backward_mb, a.dp_overlap_fraction)
+    sharded_optimizer = zero >= 1
+    optimizer_params = dense_on_device / np.where(sharded_optimizer, dp, 1)
+    if moe:
+        optimizer_params = optimizer_params \
+            + expert_on_device / np.where(sharded_optimizer, dp_ep, 1)
+    optimizer_s = optimizer_params * a.optimizer_step_bytes_per_param / bw
 
     bubble = performance.pipeline_bubble_fraction(p, v, m) * m * t_mb
     parts = {
@@ -235,10 +278,13 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
                                            a.embodied_lifetime_years * HOURS_PER_YEAR
                                            * SECONDS_PER_HOUR)
     rental = footprint.rental_cost_usd(dev_h, c["price_usd_per_h"])
-    own = footprint.ownership_cost_usd(dev_h, c["capex_usd"],
-                                       a.ownership_lifetime_years * HOURS_PER_YEAR, fac_j,
-                                       c["electricity_usd_per_kwh"])
-    cost = np.where(c["is_rental"], rental, own)
+    if not _any(np.logical_not(c["is_rental"])):
+        cost = rental                                # no row needs the ownership model
+    else:
+        own = footprint.ownership_cost_usd(dev_h, c["capex_usd"],
+                                           a.ownership_lifetime_years * HOURS_PER_YEAR, fac_j,
+                                           c["electricity_usd_per_kwh"])
+        cost = np.where(c["is_rental"], rental, own)
 
     out = {
         "params": params["total"],

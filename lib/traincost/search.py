@@ -1,0 +1,573 @@
+"""Search every valid parallel layout for the best one per objective, under constraints.
+
+:func:`search` walks the candidate layouts of one or more accelerators and device counts a
+chunk at a time (:func:`traincost.layout.candidate_chunk`), keeps the valid ones
+(:func:`traincost.layout.valid`), evaluates them with the one orchestrator
+(:func:`traincost.model.evaluate`) and carries from chunk to chunk only a running top-K per
+objective, running Pareto fronts and the layout needing the least memory. However many
+layouts are searched, memory stays bounded by one chunk of outputs.
+
+Objectives (all minimised, see :data:`OBJECTIVES`): ``time`` (the step time; for one
+workload the training time is the step time times a constant), ``energy`` (facility energy),
+``cost`` (layouts on an accelerator without a price are left out) and ``carbon``
+(operational, location-based emissions).
+
+Constraints: the layout fits in memory with headroom (peak memory at most
+``(1 - memory_headroom)`` of HBM, by default ``assumptions.memory_headroom_fraction``),
+and optionally a deadline (``max_days``), a budget (``max_cost_usd``; unknown costs fail it)
+and a carbon cap (``max_co2e_t``).
+
+Examples
+--------
+>>> import traincost
+>>> res = traincost.search("h100-sxm5-80gb", 64, model="llama2-7b", global_batch=512,
+...                        tokens=1e11, top=3)
+>>> res.layouts_evaluated > 100, len(res.top)
+(True, 3)
+>>> bool(res.best["time"]["fits_in_memory"])
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from . import catalog, layout
+from .assumptions import DEFAULT, Assumptions
+from .estimate import _as_accelerator, build_workload, columns
+from .inputs import RECOMPUTE_MODES, Accelerator, Workload, _check_number
+from .model import evaluate, report_units
+from .units import GIB
+from .workload import RECOMPUTE_CODES
+
+#: objective -> the report column it minimises
+OBJECTIVES = {"time": "step_time_s", "energy": "facility_energy_mwh", "cost": "cost_usd",
+              "carbon": "co2e_t"}
+#: Pareto fronts kept: name -> (x, y) report columns, both minimised
+PARETO = {"time_cost": ("step_time_s", "cost_usd"),
+          "time_energy": ("step_time_s", "facility_energy_mwh"),
+          "time_carbon": ("step_time_s", "co2e_t")}
+#: candidate layouts per chunk: at most ~35 MiB of evaluate() outputs and temporaries
+DEFAULT_CHUNK_SIZE = 1 << 16
+#: layout columns of every result row, in order
+LAYOUT_COLUMNS = ("tp", "pp", "dp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute",
+                  "num_microbatches")
+_KNOBS = ("tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute")
+_CODE_TO_RECOMPUTE = {v: k for k, v in RECOMPUTE_CODES.items()}
+
+
+@dataclass(frozen=True)
+class _Group:
+    """One accelerator at one device count, with the layouts it enumerates."""
+
+    accelerator: Accelerator
+    devices: int
+    precision: str
+    space: dict
+    size: int
+    offset: int
+
+
+@dataclass
+class SearchResult:
+    """What :func:`search` found.
+
+    Attributes
+    ----------
+    objective : str
+        The objective of :attr:`top`.
+    layouts_enumerated : int
+        Candidate layouts walked (valid or not). [-]
+    layouts_evaluated : int
+        Valid layouts evaluated by the model. [-]
+    layouts_fit : int
+        Of those, layouts within memory (with headroom). [-]
+    layouts_feasible : int
+        Of those, layouts that also meet the deadline, budget and carbon cap. [-]
+    elapsed_s : float
+        Wall-clock time of the search. [s]
+    best : dict
+        Objective -> the best feasible layout (a row, pandas.Series) or None.
+    pareto : dict
+        Front name (``time_cost``, ``time_energy``, ``time_carbon``) -> DataFrame of the
+        feasible layouts no other feasible layout beats on both axes, by time.
+    top : pandas.DataFrame
+        The ``top`` best feasible layouts for :attr:`objective`.
+    least_memory : pandas.Series or None
+        The valid layout needing the least memory (whether it fits or not).
+    memory_headroom : float
+        Headroom the memory constraint used. [fraction]
+    constraints : dict
+        The deadline [days], budget [USD] and carbon cap [tCO2e] applied (None: none).
+    warnings : list of str
+        Layouts reported here that use more than (1 - assumptions.memory_headroom_fraction)
+        of HBM.
+    notes : list of str
+        Accelerators left out and why, rows left out of an objective.
+    """
+
+    objective: str
+    layouts_enumerated: int
+    layouts_evaluated: int
+    layouts_fit: int
+    layouts_feasible: int
+    elapsed_s: float
+    best: dict
+    pareto: dict
+    top: pd.DataFrame
+    least_memory: pd.Series | None
+    memory_headroom: float
+    constraints: dict
+    warnings: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+    def mfu_note(self, objective: str | None = None) -> str:
+        """The best layout's MFU (and HFU) against the published band of its generation."""
+        row = self.best.get(objective or self.objective)
+        return "no feasible layout" if row is None else mfu_band_note(row)
+
+    def to_dict(self) -> dict:
+        """Everything as dicts and lists of rows (numpy scalars and NaN inside; the CLI's
+        ``--json`` maps them to JSON numbers and null)."""
+        rows = lambda df: df.to_dict(orient="records")                     # noqa: E731
+        return {
+            "objective": self.objective,
+            "layouts_enumerated": self.layouts_enumerated,
+            "layouts_evaluated": self.layouts_evaluated,
+            "layouts_fit": self.layouts_fit,
+            "layouts_feasible": self.layouts_feasible,
+            "elapsed_s": self.elapsed_s,
+            "memory_headroom": self.memory_headroom,
+            "constraints": dict(self.constraints),
+            "best": {k: (None if v is None else v.to_dict()) for k, v in self.best.items()},
+            "top": rows(self.top),
+            "pareto": {k: rows(v) for k, v in self.pareto.items()},
+            "pareto_sizes": {k: len(v) for k, v in self.pareto.items()},
+            "mfu_band": self.mfu_note(),
+            "warnings": list(self.warnings),
+            "notes": list(self.notes),
+        }
+
+
+# ---- published MFU bands ------------------------------------------------------------------
+@functools.cache
+def mfu_bands() -> pd.DataFrame:
+    """data/mfu_bands.csv: published utilisation of large runs, one row per source figure."""
+    return catalog.read_table("mfu_bands").set_index("id")
+
+
+def published_band(accelerator_id: str) -> dict:
+    """The published utilisation band of an accelerator's generation.
+
+    Returns
+    -------
+    dict: metric (``mfu`` or ``hfu``) -> (low, high, generation, [row ids]); empty when
+    no published figure covers the accelerator. [fraction]
+    """
+    df = mfu_bands()
+    hit = df[df["accelerators"].str.split("|").apply(lambda ids: accelerator_id in ids)]
+    out = {}
+    for metric, rows in hit.groupby("metric"):
+        out[metric] = (float(rows["low_fraction"].min()), float(rows["high_fraction"].max()),
+                       ", ".join(sorted(set(rows["generation"]))), list(rows.index))
+    return out
+
+
+def mfu_band_note(row) -> str:
+    """One line: the row's MFU/HFU against its generation's published band."""
+    bands = published_band(row["accelerator"])
+    if not bands:
+        return f"MFU {row['mfu']:.2f}: no published band for {row['accelerator']}"
+    parts = []
+    for metric in ("mfu", "hfu"):
+        if metric not in bands:
+            continue
+        low, high, gen, ids = bands[metric]
+        x = float(row[metric])
+        where = ("within" if low <= x <= high else
+                 "ABOVE: treat as optimistic" if x > high else "below")
+        span = f"{low:.0%}" if low == high else f"{low:.0%}-{high:.0%}"
+        parts.append(f"{metric.upper()} {x:.0%} vs published {span} on {gen} "
+                     f"({', '.join(ids)}): {where}")
+    return "; ".join(parts)
+
+
+# ---- running selections ---------------------------------------------------------------------
+def _take(rec: dict, idx) -> dict:
+    return {k: np.asarray(v)[idx] for k, v in rec.items()}
+
+
+def _concat(a: dict | None, b: dict) -> dict:
+    return b if a is None else {k: np.concatenate([a[k], b[k]]) for k in b}
+
+
+def _first(keys: list, k: int) -> np.ndarray:
+    """Positions of the k rows that come first in the lexicographic order of ``keys``."""
+    primary = keys[0]
+    cand = np.arange(len(primary))
+    if len(primary) > k:                        # cut to the k smallest, keeping every tie
+        cand = np.flatnonzero(primary <= np.partition(primary, k - 1)[k - 1])
+    order = np.lexsort([key[cand] for key in reversed(keys)])
+    return cand[order[:k]]
+
+
+def pareto_front(x: np.ndarray, y: np.ndarray, tiebreak: np.ndarray | None = None) -> np.ndarray:
+    """Positions of the points no other point beats on both x and y (both minimised).
+
+    Of points equal in both, the one first in ``tiebreak`` order stands for them. The
+    result is sorted by x.
+
+    Examples
+    --------
+    >>> pareto_front(np.array([1., 2., 3., 2.]), np.array([5., 3., 4., 3.])).tolist()
+    [0, 1]
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) == 0:
+        return np.zeros(0, dtype=np.int64)
+    tiebreak = np.arange(len(x)) if tiebreak is None else np.asarray(tiebreak)
+    order = np.lexsort((tiebreak, y, x))
+    ys = y[order]
+    keep = np.ones(len(ys), dtype=bool)
+    keep[1:] = ys[1:] < np.minimum.accumulate(ys)[:-1]
+    return order[keep]
+
+
+class _Scan:
+    """Running top-K per objective, Pareto fronts and least-memory layout over chunks."""
+
+    def __init__(self, top: int, pareto: bool):
+        self.k = top
+        self.tops = {o: None for o in OBJECTIVES}
+        self.fronts = {name: None for name in PARETO} if pareto else {}
+        self.least = None
+        self.evaluated = self.known = self.fit = self.feasible = 0
+
+    def add(self, rec: dict, known, fit, feasible) -> None:
+        self.evaluated += len(known)
+        self.known += int(known.sum())
+        self.fit += int(fit.sum())
+        self.feasible += int(feasible.sum())
+        mem, index = rec["memory_gib_per_device"], rec["index"]
+        if known.any():
+            pos = np.flatnonzero(known)
+            self.least = self._merge(self.least, _take(rec, pos[_first(
+                [mem[pos], index[pos]], 1)]), ["memory_gib_per_device"], 1)
+        for obj, col in OBJECTIVES.items():
+            pos = np.flatnonzero(feasible & np.isfinite(rec[col]))
+            if len(pos):
+                chunk_top = pos[_first([rec[col][pos], mem[pos], index[pos]], self.k)]
+                self.tops[obj] = self._merge(self.tops[obj], _take(rec, chunk_top),
+                                             [col, "memory_gib_per_device"], self.k)
+        for name in self.fronts:
+            xc, yc = PARETO[name]
+            pos = np.flatnonzero(feasible & np.isfinite(rec[yc]))
+            if len(pos):
+                front = pos[pareto_front(rec[xc][pos], rec[yc][pos], index[pos])]
+                both = _concat(self.fronts[name], _take(rec, front))
+                self.fronts[name] = _take(both, pareto_front(both[xc], both[yc], both["index"]))
+
+    @staticmethod
+    def _merge(running, new, keys, k):
+        both = _concat(running, new)
+        return _take(both, _first([both[c] for c in keys] + [both["index"]], k))
+
+
+# ---- inputs --------------------------------------------------------------------------------
+def _accelerator_list(accelerators) -> list:
+    if isinstance(accelerators, (str, Accelerator)):
+        accelerators = [accelerators]
+    if len(accelerators) == 1 and isinstance(accelerators[0], str) \
+            and accelerators[0].strip().lower() == "all":
+        return list(catalog.accelerators().index)
+    if not accelerators:
+        raise ValueError("accelerators: give at least one accelerator id, or 'all'")
+    return list(accelerators)
+
+
+def _device_list(devices) -> list:
+    devices = [devices] if np.ndim(devices) == 0 else list(devices)
+    if not devices:
+        raise ValueError("devices: give at least one device count")
+    for n in devices:
+        _check_number("devices", n, minimum=0, integer=True)
+    return [int(n) for n in devices]
+
+
+def _fixed_layout(tp, pp, cp, ep, vpp, zero, micro_batch, recompute) -> dict:
+    fixed = {"tp": tp, "pp": pp, "cp": cp, "ep": ep, "vpp": vpp, "zero": zero,
+             "micro_batch": micro_batch}
+    for k, val in fixed.items():
+        if val is not None:
+            _check_number(k.replace("_", "-"), val, minimum=0 if k != "zero" else -1,
+                          integer=True)
+    if zero is not None and zero not in (0, 1, 2, 3):
+        raise ValueError(f"zero: {zero!r} is not one of 0, 1, 2, 3")
+    if recompute is not None and recompute not in RECOMPUTE_MODES:
+        raise ValueError(f"recompute: {recompute!r} is not one of {', '.join(RECOMPUTE_MODES)}")
+    fixed["recompute"] = None if recompute is None else RECOMPUTE_CODES[recompute]
+    return {k: (None if v is None else int(v)) for k, v in fixed.items()}
+
+
+def _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom, assumptions):
+    limits = {"max_days": max_days, "max_cost_usd": max_cost_usd, "max_co2e_t": max_co2e_t}
+    for k, val in limits.items():
+        if val is not None:
+            _check_number(k.replace("_", "-"), val, minimum=0)
+    if memory_headroom is None:
+        memory_headroom = assumptions.memory_headroom_fraction
+    _check_number("memory-headroom", memory_headroom, minimum=0, exclusive=False)
+    if memory_headroom >= 1:
+        raise ValueError(f"memory-headroom: {memory_headroom!r} must be below 1 (a fraction of "
+                         "device memory kept free)")
+    return limits, float(memory_headroom)
+
+
+def _groups(accs, devices, wl, fixed, precision, space) -> tuple[list, list, list]:
+    """The (accelerator, devices) groups to walk; errors of the groups left out."""
+    groups, errors, notes = [], [], []
+    offset = 0
+    for acc in accs:
+        acc = _as_accelerator(acc)                      # an unknown id is an error
+        try:
+            prec = precision or ("bf16" if not math.isnan(acc.peak_bf16_flop_per_s) else "fp16")
+            acc.peak_flop_per_s(prec)                   # raises for a missing precision
+        except ValueError as exc:
+            errors.append(exc)
+            notes.append(f"left out: {exc}")
+            continue
+        for n in devices:
+            sp = layout.candidate_space(fixed, heads=wl.heads, layers=wl.layers,
+                                        experts=wl.experts, devices=n,
+                                        domain=acc.scaleup_domain_devices,
+                                        global_batch=wl.global_batch, seq_len=wl.seq_len)
+            for k, choices in (space or {}).items():
+                if k not in sp:
+                    raise ValueError(f"space: unknown knob {k!r}; allowed: {', '.join(sp)}")
+                allowed = {"zero": range(4), "recompute": RECOMPUTE_CODES.values()}.get(k)
+                bad = [c for c in choices if not float(c).is_integer()
+                       or (int(c) not in allowed if allowed is not None else int(c) < 1)]
+                if bad or not len(choices):
+                    raise ValueError(f"space: {k} choices {list(choices)!r} must be whole "
+                                     "numbers >= 1 (zero 0-3, recompute codes 0-2)")
+                if fixed.get(k) is None:
+                    sp[k] = sorted({int(c) for c in choices})
+            size = layout.space_size(sp)
+            groups.append(_Group(acc, n, prec, sp, size, offset))
+            offset += size
+    return groups, errors, notes
+
+
+def _arch(wl: Workload, devices: int) -> dict:
+    return {"heads": wl.heads, "kv_heads": wl.kv_heads_effective, "layers": wl.layers,
+            "seq_len": wl.seq_len, "experts": wl.experts, "devices": devices,
+            "global_batch": wl.global_batch}
+
+
+# ---- the search ----------------------------------------------------------------------------
+def search(accelerators, devices, *, workload: Workload | None = None, model: str | None = None,
+           layers=None, hidden=None, heads=None, kv_heads=None, ffn_hidden=None, vocab=None,
+           gated_mlp=None, experts=None, top_k=None, seq_len=None, global_batch=None,
+           tokens=None, tp=None, pp=None, cp=None, ep=None, vpp=None, zero=None,
+           micro_batch=None, recompute=None, precision=None, region=None, grid_intensity=None,
+           pue=None, price_per_hour=None, price_model="rental", site=None, max_days=None,
+           max_cost_usd=None, max_co2e_t=None, memory_headroom=None, objective="time", top=10,
+           pareto=True, space=None, chunk_size=DEFAULT_CHUNK_SIZE, progress=None,
+           assumptions: Assumptions = DEFAULT) -> SearchResult:
+    """Evaluate every valid layout of a workload and keep the best under constraints.
+
+    Workload, layout, precision and site keywords are those of :func:`traincost.estimate`
+    (every ``traincost search`` flag is a keyword here); layout knobs given are held fixed,
+    the others are searched over :func:`traincost.layout.candidate_space`.
+
+    Parameters
+    ----------
+    accelerators : str, Accelerator or list
+        Catalog ids (or ``"all"``) or objects. [-]
+    devices : int or list of int
+        Device counts to try for each accelerator. [-]
+    max_days : float, optional
+        Deadline on the training time (goodput included). [days]
+    max_cost_usd : float, optional
+        Budget; layouts whose cost is unknown (no price) fail it. [USD]
+    max_co2e_t : float, optional
+        Cap on operational emissions. [tCO2e]
+    memory_headroom : float, optional
+        Fraction of HBM kept free; default ``assumptions.memory_headroom_fraction``. [-]
+    objective : str
+        ``time``, ``energy``, ``cost`` or ``carbon``: the objective of the top table. [-]
+    top : int
+        Rows of the top table (and of the running top kept per objective). [-]
+    pareto : bool
+        Keep the Pareto fronts (time vs cost, energy and carbon). [-]
+    space : dict, optional
+        Knob -> choices, replacing the enumerated choices of open knobs. [-]
+    chunk_size : int
+        Candidate layouts per evaluation; bounds the memory used. [-]
+    progress : callable, optional
+        Called as ``progress(done, total)`` with candidate layouts walked so far. [-]
+
+    Returns
+    -------
+    SearchResult
+
+    Raises
+    ------
+    ValueError
+        Bad input (naming the flag), or no valid layout at all.
+    """
+    t0 = time.perf_counter()
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective: {objective!r} is not one of {', '.join(OBJECTIVES)}")
+    _check_number("top", top, minimum=0, integer=True)
+    _check_number("chunk-size", chunk_size, minimum=0, integer=True)
+    top, chunk_size = int(top), int(chunk_size)
+    accs = _accelerator_list(accelerators)
+    devices = _device_list(devices)
+    if workload is None:
+        workload = build_workload(model, layers=layers, hidden=hidden, heads=heads,
+                                  kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab,
+                                  gated_mlp=gated_mlp, experts=experts, top_k=top_k,
+                                  seq_len=seq_len, global_batch=global_batch, tokens=tokens)
+    if site is None:
+        site = catalog.site(region, grid_intensity_g=grid_intensity, pue_value=pue,
+                            price_usd_per_h=math.nan if price_per_hour is None else price_per_hour,
+                            price_model=price_model, assumptions=assumptions)
+    fixed = _fixed_layout(tp, pp, cp, ep, vpp, zero, micro_batch, recompute)
+    limits, headroom = _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom,
+                                    assumptions)
+    groups, errors, notes = _groups(accs, devices, workload, fixed, precision, space)
+    if not groups:
+        raise errors[0]
+    total = sum(g.size for g in groups)
+
+    scan = _Scan(top, pareto)
+    done = 0
+    valid_groups = set()
+    for gi, g in enumerate(groups):
+        arch = _arch(workload, g.devices)
+        fill = 1.0 - headroom
+        for start in range(0, g.size, chunk_size):
+            stop = min(start + chunk_size, g.size)
+            lay = layout.candidate_chunk(g.space, start, stop)
+            ok = layout.valid({**arch, **lay})
+            if ok.any():
+                valid_groups.add(gi)
+                index = g.offset + start + np.flatnonzero(ok)
+                lay = {k: v[ok] for k, v in lay.items()}
+                _scan_chunk(scan, g, gi, workload, site, lay, index, fill, limits, assumptions)
+            done += stop - start
+            if progress is not None:
+                progress(done, total)
+    if not valid_groups:
+        g = groups[0]
+        # name the first rule the user's own choices break, else say so in general
+        first = {k: int(v[0]) for k, v in layout.candidate_chunk(g.space, 0, 1).items()}
+        layout.check({**_arch(workload, g.devices), **first})
+        counts = ", ".join(str(n) for n in devices)
+        raise ValueError(f"devices: no valid layout of {counts} devices for this workload "
+                         f"(global batch {workload.global_batch}, {workload.layers} layers, "
+                         f"{workload.heads} heads)")
+    if scan.known == 0:
+        g = groups[min(valid_groups)]
+        raise ValueError(f"devices: {g.devices} x {g.accelerator.id} needs scale-out bandwidth "
+                         f"beyond its {g.accelerator.scaleup_domain_devices}-device domain, "
+                         "which the catalog does not give")
+    return _result(scan, groups, objective, total, headroom, limits, notes, assumptions,
+                   time.perf_counter() - t0)
+
+
+def _scan_chunk(scan, g, gi, wl, site, lay, index, fill, limits, assumptions) -> None:
+    """Evaluate one chunk of valid layouts and fold it into the running selections."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = evaluate(columns(g.accelerator, wl, site, g.precision, g.devices, lay),
+                       assumptions)
+        rep = report_units(out)
+    n = len(index)
+    rec = {"group": np.full(n, gi), "index": index, **lay}
+    rec.update({k: np.broadcast_to(np.asarray(v), (n,)) for k, v in rep.items()})
+    known = np.isfinite(rec["step_time_s"])
+    fit = known & (np.asarray(out["memory_bytes_per_device"]) <= fill * g.accelerator.hbm_bytes)
+    feasible = fit
+    if limits["max_days"] is not None:
+        feasible = feasible & (rec["train_time_days"] <= limits["max_days"])
+    if limits["max_cost_usd"] is not None:
+        feasible = feasible & (rec["cost_usd"] <= limits["max_cost_usd"])    # NaN fails
+    if limits["max_co2e_t"] is not None:
+        feasible = feasible & (rec["co2e_t"] <= limits["max_co2e_t"])
+    scan.add(rec, known, fit, feasible)
+
+
+def _frame(rec: dict | None, groups: list, assumptions: Assumptions) -> pd.DataFrame:
+    """Result rows: accelerator, devices, precision, layout, then the report columns."""
+    if rec is None:
+        rec = {}
+    gs = [groups[int(i)] for i in rec.get("group", [])]
+    hbm = np.array([g.accelerator.hbm_bytes / GIB for g in gs], dtype=float)
+    cols = {"accelerator": [g.accelerator.id for g in gs],
+            "devices": [g.devices for g in gs],
+            "precision": [g.precision for g in gs]}
+    for k in LAYOUT_COLUMNS:
+        vals = rec.get(k, np.zeros(0))
+        cols[k] = ([_CODE_TO_RECOMPUTE[int(v)] for v in vals] if k == "recompute"
+                   else np.asarray(vals).astype(np.int64))
+    skip = set(LAYOUT_COLUMNS) | {"group", "index"} | set(_KNOBS)
+    for k, v in rec.items():
+        if k not in skip:
+            cols[k] = v
+    df = pd.DataFrame(cols)
+    df["hbm_gib_per_device"] = hbm
+    frac = (df["memory_gib_per_device"] / hbm) if len(df) else pd.Series(dtype=float)
+    df["memory_fraction_of_hbm"] = frac
+    df["memory_warning"] = frac > 1 - assumptions.memory_headroom_fraction
+    return df
+
+
+def _describe(row) -> str:
+    return (f"{row['accelerator']} x {row['devices']} tp={row['tp']} pp={row['pp']} "
+            f"dp={row['dp']} cp={row['cp']} ep={row['ep']} vpp={row['vpp']} "
+            f"zero={row['zero']} micro-batch={row['micro_batch']} "
+            f"recompute={row['recompute']}")
+
+
+def _result(scan, groups, objective, total, headroom, limits, notes, assumptions, elapsed):
+    frames = {o: _frame(r, groups, assumptions) for o, r in scan.tops.items()}
+    best = {o: (df.iloc[0] if len(df) else None) for o, df in frames.items()}
+    fronts = {name: _frame(r, groups, assumptions).reset_index(drop=True)
+              for name, r in scan.fronts.items()}
+    least = _frame(scan.least, groups, assumptions)
+    warnings, seen = [], set()
+    limit = 1 - assumptions.memory_headroom_fraction
+    for df in [frames[objective], *[f.iloc[:1] for f in frames.values()]]:
+        for _, row in df[df["memory_warning"]].iterrows():
+            text = (f"{_describe(row)} uses {row['memory_fraction_of_hbm']:.0%} of HBM, more "
+                    f"than {limit:.0%} (memory_headroom_fraction "
+                    f"{assumptions.memory_headroom_fraction:g})")
+            if text not in seen:
+                seen.add(text)
+                warnings.append(text)
+    if scan.feasible and best["cost"] is None:
+        notes.append("cost: no feasible layout has a price (give --price-per-hour)")
+    elif scan.feasible and len(frames["cost"]) and any(
+            math.isnan(g.accelerator.price_usd_per_h) for g in groups):
+        notes.append("cost: accelerators without a catalog price are left out of cost rankings")
+    if not scan.fit:
+        notes.append(f"no valid layout fits in {1 - headroom:.0%} of device memory "
+                     f"(headroom {headroom:g}); least memory: "
+                     f"{least.iloc[0]['memory_gib_per_device']:.3g} GiB" if len(least) else
+                     "no valid layout has a known step time")
+    elif not scan.feasible:
+        notes.append("no layout that fits in memory meets the deadline, budget and carbon cap")
+    return SearchResult(objective=objective, layouts_enumerated=total,
+                        layouts_evaluated=scan.evaluated, layouts_fit=scan.fit,
+                        layouts_feasible=scan.feasible, elapsed_s=elapsed, best=best,
+                        pareto=fronts, top=frames[objective].reset_index(drop=True),
+                        least_memory=least.iloc[0] if len(least) else None,
+                        memory_headroom=headroom, constraints=dict(limits),
+                        warnings=warnings, notes=notes)
