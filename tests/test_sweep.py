@@ -137,12 +137,13 @@ def test_price_and_site_columns():
 
 # ---- validity ----------------------------------------------------------------------------
 def test_invalid_rows_name_their_first_broken_rule():
-    table = pd.DataFrame([_row(), _row(tp=7), _row(pp=3, devices=96), _row(global_batch=500),
-                          _row(tp=7, pp=3), _row(dp=99), _row(dp=16)])
+    # llama2-7b has 32 layers: 64 pipeline stages cannot each hold one
+    table = pd.DataFrame([_row(), _row(tp=7), _row(tp=1, pp=64), _row(global_batch=500),
+                          _row(tp=7, pp=64), _row(dp=99), _row(dp=16)])
     out = traincost.sweep(table)
     assert out["valid"].tolist() == [True, False, False, False, False, False, True]
     assert out["problem"][1].startswith("--tp 7 must divide")
-    assert out["problem"][2].startswith("--pp 3 must divide")
+    assert out["problem"][2].startswith("--pp 64 must not exceed")
     assert out["problem"][3].startswith("--global-batch 500")
     assert out["problem"][4].startswith("--tp 7")                  # the first rule broken
     assert out["problem"][5].startswith("--dp 99 must equal")

@@ -70,7 +70,8 @@ def _prepare(row: pd.Series, prior: Assumptions) -> Case | None:
     fixed["recompute"] = {"none": 0, "selective": 1, "full": 2}.get(kwargs.get("recompute"))
     devices = kwargs["devices"]
     lay = layout.candidates(fixed, heads=wl.heads, layers=wl.layers, experts=wl.experts,
-                            devices=devices, domain=acc.scaleup_domain_devices)
+                            devices=devices, domain=acc.scaleup_domain_devices,
+                            global_batch=wl.global_batch, seq_len=wl.seq_len)
     arch = {"heads": wl.heads, "kv_heads": wl.kv_heads_effective, "layers": wl.layers,
             "seq_len": wl.seq_len, "experts": wl.experts, "devices": devices,
             "global_batch": wl.global_batch}

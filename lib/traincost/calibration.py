@@ -2,22 +2,22 @@
 do not edit by hand. See traincost.calibrate for the method."""
 
 FIT_DATE = "2026-11-29"
-DATA_VERSION = "f4160fa27b84"  # sha256[:12] of data/published_runs.csv
+DATA_VERSION = "b5475ccb7989"  # sha256[:12] of data/published_runs.csv
 CONSTANTS = {
-    "in_model_matmul_fraction": 0.6959714171774031,
-    "scaleup_comm_efficiency": 0.74511267510558,
-    "scaleout_comm_efficiency": 0.9556116435892215,
-    "dp_overlap_fraction": 0.4532154565532397,
-    "elementwise_traffic_factor": 2.101676001319608,
+    "in_model_matmul_fraction": 0.7007467832737553,
+    "scaleup_comm_efficiency": 0.6972943280124008,
+    "scaleout_comm_efficiency": 0.9501293033930689,
+    "dp_overlap_fraction": 0.456820538530239,
+    "elementwise_traffic_factor": 2.112406589973219,
 }
 METRICS = {
     "cases": 30,
     "targets": 38,
-    "prior_mape_pct": 7.03,
-    "prior_worst_pct": 20.67,
-    "in_sample_mape_pct": 4.1,
-    "in_sample_worst_pct": 10.51,
+    "prior_mape_pct": 7.07,
+    "prior_worst_pct": 20.65,
+    "in_sample_mape_pct": 4.08,
+    "in_sample_worst_pct": 10.61,
     "cv_folds": 5,
-    "cv_mape_pct": 4.83,
+    "cv_mape_pct": 4.89,
     "cv_worst_pct": 11.94,
 }

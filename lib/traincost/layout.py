@@ -22,10 +22,11 @@ RULES = (
      "--cp {cp} must divide --seq-len {seq_len}"),
     ("devices", lambda c: c["devices"] % (c["tp"] * c["pp"] * c["cp"]) == 0,
      "--devices {devices} must be a multiple of tp*pp*cp = {tp}*{pp}*{cp}"),
-    ("pp", lambda c: c["layers"] % c["pp"] == 0,
-     "--pp {pp} must divide the number of layers {layers}"),
-    ("vpp", lambda c: (c["vpp"] == 1) | ((c["pp"] > 1) & (c["layers"] % (c["pp"] * c["vpp"]) == 0)),
-     "--vpp {vpp} needs --pp > 1 and pp*vpp dividing the layers {layers} (pp {pp})"),
+    ("pp", lambda c: c["pp"] <= c["layers"],
+     "--pp {pp} must not exceed the number of layers {layers}"),
+    ("vpp", lambda c: (c["vpp"] == 1) | ((c["pp"] > 1) & (c["pp"] * c["vpp"] <= c["layers"])),
+     "--vpp {vpp} needs --pp > 1 and at least one layer per chunk (pp*vpp <= layers "
+     "{layers}, pp {pp})"),
     ("ep", lambda c: np.where(c["experts"] > 0, c["experts"] % c["ep"] == 0, c["ep"] == 1),
      "--ep {ep} must divide the number of experts {experts} (and be 1 for a dense model)"),
     ("ep", lambda c: (c["devices"] // (c["tp"] * c["pp"] * c["cp"])) % c["ep"] == 0,
@@ -153,7 +154,8 @@ def candidate_space(fixed: dict, *, heads: int, layers: int, experts: int, devic
         missing or None ones are searched. [-]
     heads, layers, experts, devices, domain : int
         What bounds the choices: tp is a power of two or a divisor of the heads, up to
-        min(heads, domain, devices); pp divides the layers; ep divides the experts. [-]
+        min(heads, domain, devices); pp a divisor of the layers or a power of two up to them;
+        ep divides the experts. [-]
     global_batch, seq_len : int, optional
         When given, micro-batches dividing the global batch up to
         ``SEARCH_BOUNDS["max_micro_batch_tokens"]`` tokens and context-parallel sizes
@@ -166,7 +168,9 @@ def candidate_space(fixed: dict, *, heads: int, layers: int, experts: int, devic
     tp_max = min(heads, max(domain, 1), devices)
     space = {
         "tp": sorted(set(powers_of_two_upto(tp_max)) | {t for t in divisors(heads) if t <= tp_max}),
-        "pp": [p for p in divisors(layers) if p <= devices],
+        # divisors give even stages; powers of two are what clusters are built from
+        "pp": sorted({p for p in divisors(layers) + powers_of_two_upto(layers)
+                      if p <= devices}),
         "ep": divisors(experts) if experts else [1],
         **{k: list(v) for k, v in SEARCH_SPACE.items()},
     }

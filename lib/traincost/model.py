@@ -67,8 +67,9 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     Step time (Narayanan et al. SC21 Sec. 3.4):
     ``T = m*t_mb + (p-1)/v * t_mb + T_dp,exposed + T_optimizer`` with m = B/(d*b)
     micro-batches and t_mb one micro-batch's time on one stage (compute plus exposed
-    tensor-, context-, expert- and pipeline-parallel communication). Pipeline stages are
-    assumed balanced: each holds L/p layers and 1/p of the output layer's work.
+    tensor-, context-, expert- and pipeline-parallel communication). The step runs at the
+    pace of the fullest stage, ceil(L/(p*v))*v layers (L/p when p divides L); each stage
+    does 1/p of the output layer's work.
     """
     a = assumptions
     L, h, s, V = c["layers"], c["hidden"], c["seq_len"], c["vocab"]
@@ -81,7 +82,10 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     act_e = np.maximum(e, 2.0)                       # activations stay 16-bit under fp8
     dp = n // (t * p * cp)
     m = B // (dp * b)                                # micro-batches per step
-    layers_per_stage = L / p
+    # the slowest stage holds ceil(L/(p*v)) layers per model chunk (uneven splits, e.g.
+    # BLOOM's 70 layers on 12 stages or Llama 3 405B's 126 on 16, load one stage more)
+    layers_per_stage = np.ceil(L / (p * v)) * v
+    stage_share = layers_per_stage / L               # the peak stage's share of the layers
     full_rc = rc == workload.RECOMPUTE_CODES["full"]
     single_stage = p == 1
     # Terms that are zero for every row are skipped, not computed as arrays of zeros
@@ -104,12 +108,12 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     expert_params = params["experts"]
     dense_layer_params = params["layers"] - expert_params
     first_stage_embed = params["embedding"] + np.where(single_stage, params["output"], 0)
-    dense_on_device = (dense_layer_params / p + first_stage_embed) / t
+    dense_on_device = (dense_layer_params * stage_share + first_stage_embed) / t
     states = memory.model_state_bytes(dense_on_device, dp, zero, a.weight_bytes_per_param,
                                       a.grad_bytes_per_param, a.optimizer_bytes_per_param)
     dp_ep = dp // ep                                 # data-parallel replicas of each expert
     if moe:
-        expert_on_device = expert_params / (p * ep * t)
+        expert_on_device = expert_params * stage_share / (ep * t)
         states_expert = memory.model_state_bytes(expert_on_device, dp_ep, zero,
                                                  a.weight_bytes_per_param,
                                                  a.grad_bytes_per_param,
@@ -200,7 +204,7 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         bw_ep, lat_ep = comm.link(ep, t * cp, *net)
         a2a_bytes = tokens_mb * k * h * act_e / t
         n_ep = 4 + 2 * full_rc                       # dispatch + combine, fwd and bwd
-        ep_mb = (n_moe / p) * n_ep * comm.collective_time("all_to_all", a2a_bytes, ep, bw_ep,
+        ep_mb = n_moe * stage_share * n_ep * comm.collective_time("all_to_all", a2a_bytes, ep, bw_ep,
                                                           lat_ep) * (1 - a.ep_overlap_fraction)
         t_mb = t_mb + ep_mb
     else:
@@ -218,18 +222,22 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         bw_edp, lat_edp = bw_dp, lat_dp              # ep = 1: the expert group is the dp group
     grad_dense = dense_on_device * a.grad_reduce_bytes_per_param
     grad_expert = expert_on_device * a.grad_reduce_bytes_per_param
-    # NB: for a dense model the expert collectives below move no bytes but still pay
-    # their ring latency, (n-1) steps per collective; kept so that results do not change.
-    dp_reduce = comm.collective_time("all_reduce", grad_dense, dp, bw_dp, lat_dp) \
-        + comm.collective_time("all_reduce", grad_expert, dp_ep, bw_edp, lat_edp)
+    dp_reduce = comm.collective_time("all_reduce", grad_dense, dp, bw_dp, lat_dp)
+    if moe:                                          # a dense model has no expert gradients
+        dp_reduce = dp_reduce + np.where(
+            grad_expert > 0, comm.collective_time("all_reduce", grad_expert, dp_ep, bw_edp,
+                                                  lat_edp), 0.0)
     backward_mb = compute_mb * 2 / 3
     if any_zero3:
         # ZeRO-3 regathers the weights for every micro-batch's forward and backward
         zero3 = zero == 3
         w_dense = dense_on_device * a.weight_bytes_per_param
         w_expert = expert_on_device * a.weight_bytes_per_param
-        gather = comm.collective_time("all_gather", w_dense, dp, bw_dp, lat_dp) \
-            + comm.collective_time("all_gather", w_expert, dp_ep, bw_edp, lat_edp)
+        gather = comm.collective_time("all_gather", w_dense, dp, bw_dp, lat_dp)
+        if moe:
+            gather = gather + np.where(
+                w_expert > 0, comm.collective_time("all_gather", w_expert, dp_ep, bw_edp,
+                                                   lat_edp), 0.0)
         dp_step = np.where(zero3, dp_reduce / 2, dp_reduce)   # ZeRO-3: reduce-scatter only
         dp_exposed = performance.exposed(dp_step, backward_mb, a.dp_overlap_fraction) \
             + np.where(zero3, m * performance.exposed((2 + full_rc) * gather, compute_mb,
