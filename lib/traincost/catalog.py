@@ -63,6 +63,7 @@ def _unknown(kind: str, value, allowed) -> ValueError:
     return ValueError(f"{kind}: unknown {value!r}; allowed: {', '.join(map(str, allowed))}")
 
 
+@functools.lru_cache(maxsize=256)
 def accelerator(accelerator_id: str) -> Accelerator:
     """The :class:`Accelerator` with catalog id ``accelerator_id``."""
     df = accelerators()
@@ -86,6 +87,7 @@ _WORKLOAD_INTS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab"
                   "kv_lora_rank", "qk_rope_head_dim", "head_dim", "v_head_dim")
 
 
+@functools.lru_cache(maxsize=1024)
 def model(model_id: str, *, seq_len: int | None = None, global_batch: int = 1024,
           tokens: float | None = None) -> Workload:
     """A :class:`Workload` from a preset; ``seq_len`` and ``tokens`` default to the preset's.
@@ -134,6 +136,7 @@ def pue_table() -> pd.DataFrame:
     return read_table("pue").set_index("id")
 
 
+@functools.lru_cache(maxsize=64)
 def pue(operator: str) -> tuple[float, str]:
     """(PUE, source) of an operator id in data/pue.csv."""
     df = pue_table()
@@ -211,11 +214,13 @@ def regions() -> pd.DataFrame:
     return df[~df.index.duplicated()]
 
 
+@functools.cache
+def _region_lookup() -> dict:
+    return {k.lower(): k for k in regions().index}
+
+
 def _region_key(region: str) -> str:
-    df = regions()
-    text = str(region).strip()
-    lookup = {k.lower(): k for k in df.index}
-    key = lookup.get(text.lower())
+    key = _region_lookup().get(str(region).strip().lower())
     if key is None:
         raise ValueError(f"region: unknown {region!r}; allowed: an ISO-3 country code (FRA), "
                          "USA:<state>, a cloud region (gcp:europe-west1, aws:us-east-1, "
@@ -223,6 +228,7 @@ def _region_key(region: str) -> str:
     return key
 
 
+@functools.lru_cache(maxsize=1024)
 def grid_intensity(region: str) -> tuple[float, str]:
     """(grid intensity [gCO2e/kWh], source) of a region id."""
     key = _region_key(region)
