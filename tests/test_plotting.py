@@ -160,3 +160,143 @@ def test_importing_plotting_needs_neither_pyplot_nor_ipywidgets():
 def test_axes_type_is_matplotlib_axes():
     fig = plotting.compare_bars(hand_table())
     assert all(isinstance(ax, Axes) for ax in fig.axes)
+
+
+# ======================================================================================
+# stacked bars, lines and scatter for notebooks 02-06
+# ======================================================================================
+from traincost import explore  # noqa: E402
+from traincost.model import MEMORY_PARTS, STEP_PARTS  # noqa: E402
+
+MEM_ROWS = {"small": {"weights": 10.0, "gradients": 10.0, "optimizer": 30.0,
+                      "activations": 5.0, "reserved": 2.0},
+            "big": {"weights": 40.0, "gradients": 40.0, "optimizer": 60.0,
+                    "activations": 20.0, "reserved": 2.0}}
+
+
+def segments(ax):
+    """{(row, part): (left, width)} of a stacked-bar panel."""
+    return {tuple(p.get_gid().split(":", 1)): (p.get_x(), p.get_width()) for p in ax.patches
+            if p.get_gid() and ":" in p.get_gid()}
+
+
+def test_stacked_segments_sum_to_each_total():
+    fig = plotting.memory_bars(MEM_ROWS, hbm_gib=74.5)
+    segs = segments(fig.axes[0])
+    for row, parts in MEM_ROWS.items():
+        widths = [segs[(row, p)][1] for p in MEMORY_PARTS]
+        assert widths == pytest.approx([parts[p] for p in MEMORY_PARTS])
+        # each segment starts where the previous one ends
+        lefts = [segs[(row, p)][0] for p in MEMORY_PARTS]
+        assert lefts == pytest.approx(np.concatenate([[0], np.cumsum(widths)[:-1]]))
+
+
+def test_memory_bars_draw_the_hbm_line_and_flag_overflow():
+    fig = plotting.memory_bars(MEM_ROWS, hbm_gib=74.5)
+    ax = fig.axes[0]
+    line = [ln for ln in ax.lines if ln.get_gid() == "limit"][0]
+    assert line.get_xdata()[0] == pytest.approx(74.5)
+    texts = [t.get_text() for t in ax.texts]
+    assert sum("over the limit" in t for t in texts) == 1          # only "big" (162 GiB)
+    assert "[GiB]" in ax.get_xlabel() and ax.get_title(loc="left")
+
+
+def test_all_zero_parts_stay_out_of_the_legend():
+    step = {"compute": 10.0, "tp_comm": 2.0, "bubble": 1.0, "cp_comm": 0.0}
+    fig = plotting.step_bars({"layout": step})
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == [plotting.STEP_LABELS[p] for p in ("compute", "tp_comm", "bubble")]
+    assert "[s]" in fig.axes[0].get_xlabel()
+
+
+def test_real_estimate_breakdowns_plot():
+    e = traincost.estimate(accelerator="h100-sxm5-80gb", devices=64, model="llama2-70b",
+                           global_batch=1024, tp=8, pp=4, vpp=1, zero=1, micro_batch=1,
+                           recompute="selective")
+    fig = plotting.layout_bars(e.step_breakdown_s(), e.memory_breakdown_gib(),
+                               e.to_dict()["hbm_gib_per_device"])
+    assert len(fig.axes) == 2
+    step_widths = sum(w for (_, _), (_, w) in segments(fig.axes[0]).items())
+    assert step_widths == pytest.approx(e.step_time_s)
+    mem_widths = sum(w for (_, _), (_, w) in segments(fig.axes[1]).items())
+    assert mem_widths == pytest.approx(e.to_dict()["memory_gib_per_device"])
+    assert set(p for _, p in segments(fig.axes[0])) <= set(STEP_PARTS)
+
+
+def test_flop_bars_one_row_per_recompute_mode():
+    rows = {rc: explore.flop_per_token_parts("llama2-7b", rc)
+            for rc in ("none", "selective", "full")}
+    fig = plotting.flop_bars(rows)
+    segs = segments(fig.axes[0])
+    assert ("none", "recompute") not in segs                      # zero: not drawn
+    assert segs[("full", "recompute")][1] > segs[("selective", "recompute")][1]
+    assert "[FLOP]" in fig.axes[0].get_xlabel()
+
+
+def test_carbon_bars_stack_operational_and_embodied():
+    df = pd.DataFrame({"co2e_t": [5.0, 50.0], "embodied_co2e_t": [1.0, np.nan]},
+                      index=["clean", "coal"])
+    segs = segments(plotting.carbon_bars(df).axes[0])
+    assert segs[("clean", "embodied")] == pytest.approx((5.0, 1.0))
+    assert ("coal", "embodied") not in segs                        # unknown: not drawn
+    with pytest.raises(ValueError, match="df"):
+        plotting.carbon_bars(df.iloc[:0])
+
+
+@pytest.mark.parametrize("rows, field", [
+    ({}, "rows"), ({"x": {"nonsense": 1.0}}, "rows"), ({"x": {"weights": -1.0}}, "rows"),
+    ({"x": {"weights": float("nan")}}, "rows"),
+])
+def test_stacked_bars_reject_bad_rows(rows, field):
+    with pytest.raises(ValueError, match=field):
+        plotting.memory_bars(rows, 80.0)
+
+
+def test_stacked_bars_reject_a_bad_ax():
+    with pytest.raises(ValueError, match="ax"):
+        plotting.memory_bars(MEM_ROWS, 80.0, ax="left")
+
+
+def test_power_curve_lines_are_the_table():
+    df = explore.power_curve("h100-sxm5-80gb")
+    fig = plotting.power_curve(df, tdp_w=700.0, idle_w=69.0, busy_fraction=0.5)
+    ax = fig.axes[0]
+    lines = {ln.get_gid(): ln for ln in ax.lines if ln.get_gid()}
+    np.testing.assert_allclose(lines["total"].get_ydata(), df["total_w"])
+    np.testing.assert_allclose(lines["device"].get_ydata(), df["device_w"])
+    assert lines["tdp"].get_ydata()[0] == 700.0 and lines["idle"].get_ydata()[0] == 69.0
+    assert "[W]" in ax.get_ylabel() and "[-]" in ax.get_xlabel()
+
+
+def test_cost_vs_time_points_deadline_and_winner():
+    df = pd.DataFrame({"accelerator": ["a", "a", "b", "c"], "devices": [64, 128, 64, 64],
+                       "train_time_days": [20.0, 10.0, 8.0, np.nan],
+                       "cost_usd": [100.0, 110.0, 90.0, np.nan]},
+                      index=["a@64", "a@128", "b@64", "c@64"])
+    fig = plotting.cost_vs_time(df, 12.0, winner="b@64")
+    ax = fig.axes[0]
+    points = {ln.get_gid(): (ln.get_xdata()[0], ln.get_ydata()[0]) for ln in ax.lines
+              if ln.get_gid() and "@" in ln.get_gid()}
+    assert points == {"a@64": (20.0, 100.0), "a@128": (10.0, 110.0), "b@64": (8.0, 90.0)}
+    deadline = [ln for ln in ax.lines if ln.get_gid() == "deadline"][0]
+    assert deadline.get_xdata()[0] == 12.0
+    winner = [ln for ln in ax.lines if ln.get_gid() == "winner"][0]
+    assert (winner.get_xdata()[0], winner.get_ydata()[0]) == (8.0, 90.0)
+    assert "[days]" in ax.get_xlabel() and "[USD]" in ax.get_ylabel()
+
+
+def test_sensitivity_lines_one_per_scenario():
+    df = pd.DataFrame({"rent": [50.0, 100.0, 200.0], "own": [80.0, 100.0, 140.0]},
+                      index=pd.Index([50.0, 100.0, 200.0]))
+    ax = plotting.sensitivity_lines(df).axes[0]
+    lines = {ln.get_gid(): ln for ln in ax.lines if ln.get_gid()}
+    np.testing.assert_allclose(lines["rent"].get_ydata(), [50, 100, 200])
+    np.testing.assert_allclose(lines["own"].get_xdata(), [50, 100, 200])
+    assert "[%]" in ax.get_xlabel() and "[USD]" in ax.get_ylabel()
+
+
+def test_new_charts_use_the_okabe_ito_palette():
+    from matplotlib.colors import to_hex
+    fig = plotting.memory_bars(MEM_ROWS, 80.0)
+    colours = {to_hex(p.get_facecolor()).upper() for p in fig.axes[0].patches if p.get_gid()}
+    assert colours <= {c.upper() for c in plotting.OKABE_ITO}

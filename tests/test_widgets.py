@@ -7,6 +7,7 @@ import re
 import pandas as pd
 import pytest
 
+import traincost
 from traincost import catalog, widgets
 
 TWO = ("a100-sxm4-80gb", "h100-sxm5-80gb")
@@ -244,3 +245,272 @@ def test_run_cost_invalid_input_shows_message(control, value, word):
 def test_run_cost_without_price_says_so():
     box = widgets.run_cost(accelerator="mi300x")
     assert "no catalog price" in box.summary.value
+
+
+# ======================================================================================
+# notebooks 02-06
+# ======================================================================================
+def _total_memory(box):
+    return sum(box.result.memory_breakdown_gib().values())
+
+
+# --- 02: flops_and_memory ------------------------------------------------------------------
+@pytest.fixture
+def mem():
+    return widgets.flops_and_memory()
+
+
+def test_flops_and_memory_default_shows_a_result(mem):
+    assert mem.message.value == ""
+    assert mem.chart.value[:8] == PNG_MAGIC
+    for word in ("GiB", "Fits?", "Fewest devices", "FLOP per token"):
+        assert word in mem.summary.value
+    assert isinstance(mem.smallest, int)
+
+
+def test_zero3_lowers_memory(mem):
+    zero0 = _total_memory(mem)
+    mem.controls["zero"].value = 3
+    assert _total_memory(mem) < zero0
+
+
+def test_recompute_and_micro_batch_move_activations(mem):
+    mem.controls["recompute"].value = "none"
+    none = mem.result.memory_breakdown_gib()["activations"]
+    mem.controls["recompute"].value = "full"
+    assert mem.result.memory_breakdown_gib()["activations"] < none
+    full = mem.result.memory_breakdown_gib()["activations"]
+    mem.controls["micro_batch"].value = 4
+    assert mem.result.memory_breakdown_gib()["activations"] > full
+
+
+def test_smallest_device_count_fits_and_reacts_to_zero(mem):
+    mem.controls["zero"].value = 0
+    n0 = mem.smallest
+    mem.controls["zero"].value = 3
+    assert mem.smallest <= n0
+    e = traincost.estimate(accelerator="a100-sxm4-80gb", devices=mem.smallest,
+                           model="llama2-13b", global_batch=1024, zero=3, recompute="none",
+                           micro_batch=1)
+    assert e.fits_in_memory
+
+
+def test_flops_and_memory_invalid_layout_is_a_message(mem):
+    mem.controls["pp"].value = 5                      # 8 devices are no multiple of 5
+    assert "devices" in mem.message.value and mem.result is None
+    assert "Traceback" not in mem.message.value
+    mem.controls["pp"].value = 1
+    assert mem.message.value == "" and mem.result is not None
+
+
+# --- 03: parallelism_explorer ---------------------------------------------------------------
+@pytest.fixture
+def par():
+    return widgets.parallelism_explorer()
+
+
+def test_parallelism_default_shows_breakdown(par):
+    r = par.result
+    assert r["fits_in_memory"] and 0 < r["mfu"] < 1
+    assert "dp = devices / (tp × pp) = 64 / (8 × 4) = 2" in par.dp.value
+    assert par.chart.value[:8] == PNG_MAGIC
+    steps = r["breakdown"]["step_time_s"]
+    assert sum(steps.values()) == pytest.approx(r["step_time_s"])
+    for word in ("Step time", "MFU", "GiB"):
+        assert word in par.summary.value
+
+
+def test_more_pipeline_stages_more_bubble(par):
+    par.controls["tp"].value = 2
+    par.controls["pp"].value = 2
+    small = par.result["breakdown"]["step_time_s"]["bubble"]
+    par.controls["pp"].value = 8
+    assert par.result["breakdown"]["step_time_s"]["bubble"] > small
+    par.controls["vpp"].value = 2                     # interleaving shrinks it again
+    assert par.result["parallel"]["vpp"] == 2
+
+
+@pytest.mark.parametrize("control, value, words", [
+    ("pp", 3, ("cannot run", "devices 64")),
+    ("devices", 60, ("cannot run", "devices 60")),
+    ("devices", 0, ("devices",)),
+])
+def test_impossible_layout_says_why_in_plain_words(par, control, value, words):
+    par.controls[control].value = value
+    for w in words:
+        assert w in par.message.value
+    assert "--" not in par.message.value and "Traceback" not in par.message.value
+    assert par.result is None and par.summary.value == ""
+
+
+def test_interleaving_without_a_pipeline_says_why(par):
+    par.controls["pp"].value = 1
+    assert par.result is not None
+    par.controls["vpp"].value = 2
+    assert "cannot run" in par.message.value and "vpp 2" in par.message.value
+    assert "pp &gt; 1" in par.message.value and par.result is None      # HTML-escaped
+
+
+def test_not_fitting_is_a_result_over_the_hbm_line(par):
+    for key, value in (("tp", 1), ("pp", 1), ("zero", 0), ("recompute", "none")):
+        par.controls[key].value = value
+    assert par.result is not None and not par.result["fits_in_memory"]
+    assert "Does not fit" in par.summary.value
+    assert par.result["memory_gib_per_device"] > par.result["hbm_gib_per_device"]
+    assert par.message.value == ""
+
+
+def test_dp_text_for_a_fractional_split():
+    assert "not a whole number" in widgets.derived_dp(64, 8, 3)
+    assert widgets.derived_dp(64, 8, 4).endswith("= 2")
+
+
+# --- 05: power and carbon --------------------------------------------------------------------
+def test_power_explorer_more_busy_more_power_pue_on_top():
+    box = widgets.power_explorer(busy_fraction=0.5, pue=1.2)
+    half = box.result["total_w"]
+    assert box.result["facility_w"] == pytest.approx(half * 1.2)
+    box.controls["busy"].value = 0.9
+    assert box.result["total_w"] > half
+    box.controls["pue"].value = 1.5
+    assert box.result["facility_w"] == pytest.approx(box.result["total_w"] * 1.5)
+    assert box.chart.value[:8] == PNG_MAGIC and "PUE" in box.summary.value
+
+
+def test_region_carbon_default_and_fixed_pue():
+    box = widgets.region_carbon()
+    df = box.result
+    assert list(df.index) == list(widgets.CARBON_REGIONS)
+    assert box.chart.value[:8] == PNG_MAGIC and "tCO2e" in box.table.value
+    box.controls["pue_auto"].value = False
+    box.controls["pue"].value = 1.2
+    df = box.result
+    g = catalog.regions()["grid_gco2e_per_kwh"]
+    ratio = df["co2e_t"] / g[df.index]
+    assert ratio.to_numpy() == pytest.approx(ratio.iloc[0])      # carbon ∝ grid intensity
+
+
+def test_region_carbon_embodied_override_and_messages():
+    box = widgets.region_carbon(regions=("FRA", "POL"))
+    die = box.result["embodied_co2e_t"].iloc[0]
+    box.controls["embodied"].value = "463"
+    assert box.result["embodied_co2e_t"].iloc[0] == pytest.approx(
+        die * 463 / catalog.accelerator("h100-sxm5-80gb").embodied_kgco2e)
+    box.controls["embodied"].value = "lots"
+    assert "embodied" in box.message.value and box.result is None
+    box.controls["embodied"].value = ""
+    box.controls["regions"].value = ()
+    assert "region" in box.message.value
+    box.controls["regions"].value = ("SWE",)
+    box.controls["accelerator"].value = "a100-sxm4-80gb"      # no embodied figure
+    assert "no embodied figure" in box.message.value and box.result is not None
+
+
+# --- 06: dollars -----------------------------------------------------------------------------
+def test_rent_or_own_default_and_reactions():
+    box = widgets.rent_or_own()
+    t = box.result
+    assert t.loc["own", "cost_usd"] < t.loc["rent", "cost_usd"]   # a catalog-priced default
+    assert box.chart.value[:8] == PNG_MAGIC and box.sensitivity.value[:8] == PNG_MAGIC
+    assert "busy more than" in box.summary.value
+    box.controls["price"].value = "1.0"
+    assert box.result.loc["rent", "cost_usd"] == pytest.approx(
+        box.result.loc["rent", "device_hours"] * 1.0)
+    box.controls["electricity"].value = "0.16"
+    assert box.result.loc["own", "electricity_usd"] == pytest.approx(
+        2 * t.loc["own", "electricity_usd"])
+
+
+@pytest.mark.parametrize("control, value, word", [
+    ("capex", "a lot", "capex"), ("electricity", "-1", "electricity"),
+    ("price", "cheap", "price"), ("devices", 0, "devices"),
+])
+def test_rent_or_own_invalid_input(control, value, word):
+    box = widgets.rent_or_own()
+    box.controls[control].value = value
+    assert word in box.message.value and box.result is None
+
+
+def test_rent_or_own_without_capex_asks_for_one():
+    box = widgets.rent_or_own(accelerator="h100-sxm5-80gb")
+    assert "purchase price" in box.summary.value
+    box.controls["capex"].value = "25,000"
+    assert box.result.loc["own", "cost_usd"] > 0
+
+
+def test_cheapest_for_deadline_winner_meets_the_deadline():
+    box = widgets.cheapest_for_deadline()
+    df, w = box.result, box.winner
+    assert w is not None and df.loc[w, "train_time_days"] <= 14.0
+    ok = df[df["status"] == "meets deadline"]
+    assert (ok["cost_usd"] >= df.loc[w, "cost_usd"]).all()
+    assert box.chart.value[:8] == PNG_MAGIC and "Cheapest" in box.summary.value
+    candidates = box.result.drop(columns="status")
+    box.controls["deadline"].value = 60.0                   # only re-picks
+    pd.testing.assert_frame_equal(box.result.drop(columns="status"), candidates)
+    assert box.result.loc[box.winner, "cost_usd"] <= df.loc[w, "cost_usd"]
+
+
+def test_cheapest_for_deadline_messages():
+    box = widgets.cheapest_for_deadline(accelerators=("h100-sxm5-80gb",))
+    box.controls["deadline"].value = 1.0
+    assert box.winner is None and "No candidate" in box.summary.value
+    box.controls["devices"].value = "64, many"
+    assert "devices" in box.message.value and box.result is None
+    box.controls["devices"].value = "256"
+    box.controls["accelerators"].value = ("mi300x",)
+    assert "no catalog price" in box.message.value
+
+
+@pytest.mark.parametrize("text, expected", [("", None), ("1,500", 1500.0), ("$2", 2.0)])
+def test_parse_optional_number(text, expected):
+    assert widgets.parse_optional_number(text, "x", "USD") == expected
+
+
+@pytest.mark.parametrize("text", ["abc", "-1", "nan"])
+def test_parse_optional_number_rejects(text):
+    with pytest.raises(ValueError, match="capex"):
+        widgets.parse_optional_number(text, "capex", "USD")
+
+
+@pytest.mark.parametrize("text", ["", "x", "0", "-8", "1.5"])
+def test_parse_device_counts_rejects(text):
+    with pytest.raises(ValueError, match="devices"):
+        widgets.parse_device_counts(text)
+
+
+@pytest.mark.parametrize("builder, kwargs, field", [
+    (widgets.flops_and_memory, {"zero": 5}, "zero"),
+    (widgets.parallelism_explorer, {"recompute": "some"}, "recompute"),
+    (widgets.power_explorer, {"accelerator": "nope"}, "accelerator"),
+    (widgets.region_carbon, {"regions": ("ATLANTIS",)}, "region"),
+    (widgets.cheapest_for_deadline, {"accelerators": ("nope",)}, "accelerator"),
+])
+def test_new_builders_reject_unknown_ids(builder, kwargs, field):
+    with pytest.raises(ValueError, match=field):
+        builder(**kwargs)
+
+
+# --- 08: measured against estimated ------------------------------------------------------------
+OBSERVED = {"time_s": 4.0, "cpu_energy_j": 30.0, "energy_j": 110.0}
+
+
+def test_measured_vs_estimated_default_and_utilisation():
+    # 4e9 FLOP at 4e9 FLOP/s: 1 s at full utilisation; the loop took 4 s, so 0.25 matches
+    box = widgets.measured_vs_estimated(4e9, 4e9, OBSERVED, cpu_power_w=7.5, host_power_w=20.0)
+    assert box.message.value == "" and "0.25" in box.summary.value
+    assert box.result.loc["time [s]", "estimated"] == pytest.approx(1.0)
+    box.controls["utilisation"].value = 0.25
+    r = box.result
+    assert r.loc["time [s]", "measured / estimated"] == pytest.approx(1.0)
+    assert r.loc["CPU energy [J]", "estimated"] == pytest.approx(7.5 * 4.0)      # P x T
+    assert r.loc["CPU + RAM energy [J]", "estimated"] == pytest.approx(27.5 * 4.0)
+    assert "[J]" in box.table.value
+
+
+def test_measured_vs_estimated_bad_power_is_a_message():
+    box = widgets.measured_vs_estimated(4e9, 4e9, OBSERVED, cpu_power_w=7.5)
+    box.controls["cpu_power"].value = -1.0
+    assert "cpu_power_w" in box.message.value and box.result is None
+    box.controls["cpu_power"].value = 5.0
+    assert box.message.value == "" and box.result is not None

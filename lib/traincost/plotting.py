@@ -208,3 +208,404 @@ def figure_png(fig: Figure, dpi: int = 100) -> bytes:
     buf = BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()
+
+
+# --------------------------------------------------------------------------------------
+# stacked bars: memory per device, step time, FLOP per token, carbon by region
+# --------------------------------------------------------------------------------------
+#: colour of each memory part (same in every chart of the suite)
+MEMORY_COLOURS = {"weights": OKABE_ITO[0], "gradients": OKABE_ITO[1],
+                  "optimizer": OKABE_ITO[2], "activations": OKABE_ITO[3],
+                  "reserved": OKABE_ITO[7]}
+MEMORY_LABELS = {"weights": "weights", "gradients": "gradients",
+                 "optimizer": "optimizer states", "activations": "activations",
+                 "reserved": "reserved (framework)"}
+
+#: colour of each step-time part; compute is blue, the waiting parts are the others
+STEP_COLOURS = {"compute": OKABE_ITO[0], "tp_comm": OKABE_ITO[1], "cp_comm": OKABE_ITO[4],
+                "ep_comm": OKABE_ITO[5], "pp_comm": OKABE_ITO[6], "bubble": OKABE_ITO[7],
+                "dp_comm": OKABE_ITO[2], "optimizer": OKABE_ITO[3]}
+STEP_LABELS = {"compute": "compute", "tp_comm": "exposed TP comm.",
+               "cp_comm": "exposed CP comm.", "ep_comm": "exposed EP comm.",
+               "pp_comm": "exposed PP sends", "bubble": "pipeline bubble",
+               "dp_comm": "exposed DP comm.", "optimizer": "optimizer step"}
+
+#: FLOP-per-token parts (see :func:`traincost.widgets.flop_per_token_parts`)
+FLOP_COLOURS = {"layer_matmuls": OKABE_ITO[0], "attention_core": OKABE_ITO[1],
+                "output_layer": OKABE_ITO[2], "recompute": OKABE_ITO[7]}
+FLOP_LABELS = {"layer_matmuls": "layer matmuls (6 x weights)",
+               "attention_core": "attention scores (QK^T, softmax x V)",
+               "output_layer": "output layer (logits)", "recompute": "recomputed forward"}
+
+CARBON_COLOURS = {"operational": OKABE_ITO[3], "embodied": OKABE_ITO[4]}
+CARBON_LABELS = {"operational": "operational (grid x energy at the plug)",
+                 "embodied": "embodied (manufacturing, amortised)"}
+
+
+def stacked_bars(rows, parts: Sequence[str], *, colours: dict, part_labels: dict,
+                 xlabel: str, title: str, unit: str = "", limit: float | None = None,
+                 limit_label: str | None = None, ax=None) -> Figure:
+    """Horizontal stacked bars: one bar per row, one coloured segment per part.
+
+    Parameters
+    ----------
+    rows : mapping of str to mapping of str to float
+        ``{row label: {part: value}}`` in drawing order (first at the top). A part a
+        row lacks counts as 0.
+    parts : sequence of str
+        Parts in stacking order (left to right). Parts that are zero in every row are
+        left out of the legend.
+    colours, part_labels : dict
+        Colour and legend label of each part.
+    xlabel, title : str
+        Axis label (with unit) and a title that says what to look at.
+    unit : str
+        Unit for the total written at each bar's end (``"USD"`` gives ``$``). [-]
+    limit : float, optional
+        A capacity drawn as a dashed vertical line (e.g. HBM); bars past it are marked
+        "over the limit". [same unit as the values]
+    limit_label : str, optional
+        Text beside the line.
+    ax : matplotlib Axes, optional
+        Draw into it instead of a new figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Segments carry ``gid`` ``"<row>:<part>"``; the limit line has gid ``"limit"``.
+    """
+    rows = {str(k): dict(v) for k, v in dict(rows).items()}
+    if not rows:
+        raise ValueError("rows: give at least one bar")
+    parts = list(parts)
+    unknown = sorted({p for r in rows.values() for p in r} - set(parts))
+    if unknown:
+        raise ValueError(f"rows: unknown part {unknown[0]!r}; parts: {', '.join(parts)}")
+    values = {label: [float(r.get(p, 0.0) or 0.0) for p in parts] for label, r in rows.items()}
+    bad = [(label, v) for label, vs in values.items() for v in vs if not math.isfinite(v) or v < 0]
+    if bad:
+        raise ValueError(f"rows: {bad[0][0]!r} has a negative or non-finite part ({bad[0][1]})")
+    if ax is None:
+        fig = Figure(figsize=(9.0, 0.4 * len(rows) + 1.9), layout="constrained")
+        ax = fig.add_subplot()
+    elif isinstance(ax, Axes):
+        fig = ax.figure
+    else:
+        raise ValueError(f"ax: expected None or a matplotlib Axes, got {ax!r}")
+    labels = list(values)
+    totals = [sum(v) for v in values.values()]
+    in_legend = set()               # one legend entry per part that appears somewhere
+    for y, label in enumerate(labels):
+        left = 0.0
+        for part, value in zip(parts, values[label]):
+            if value <= 0:
+                continue
+            bar = ax.barh(y, value, left=left, height=0.6, color=colours[part],
+                          edgecolor="black", linewidth=0.5,
+                          label=None if part in in_legend else part_labels.get(part, part))
+            bar.patches[0].set_gid(f"{label}:{part}")
+            in_legend.add(part)
+            left += value
+    top = max(totals + ([limit] if limit is not None else [])) or 1.0
+    for y, total in enumerate(totals):
+        text = _short_number(total, unit)
+        if limit is not None and total > limit:
+            text += "  over the limit"
+        ax.text(total + 0.01 * top, y, text, va="center", ha="left", fontsize=8,
+                color="#D55E00" if limit is not None and total > limit else "black",
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.0})
+    if limit is not None:
+        line = ax.axvline(limit, color="black", linestyle="--", linewidth=1.2)
+        line.set_gid("limit")
+        if limit_label:
+            ax.text(limit, -0.75, f" {limit_label}", ha="left", va="bottom", fontsize=8)
+    ax.set_xlim(0.0, 1.3 * top)
+    ax.set_yticks(range(len(labels)), labels)
+    ax.set_ylim(len(labels) - 0.4, -0.9)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=11, fontweight="bold", loc="left")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _short_number(v, unit)))
+    ax.grid(axis="x", color="#DDDDDD", linewidth=0.6)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    handles, names = ax.get_legend_handles_labels()
+    if handles:
+        order = [names.index(part_labels.get(p, p)) for p in parts
+                 if part_labels.get(p, p) in names]
+        ax.legend([handles[i] for i in order], [names[i] for i in order], fontsize=8,
+                  loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    return fig
+
+
+def memory_bars(rows, hbm_gib: float, *, title: str | None = None, ax=None) -> Figure:
+    """Memory per device, stacked by part, against the device's memory (dashed line).
+
+    Parameters
+    ----------
+    rows : mapping
+        ``{label: Estimate.memory_breakdown_gib()}``. [GiB]
+    hbm_gib : float
+        Device memory. [GiB]
+    title : str, optional
+        By default says how to read the chart.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from .model import MEMORY_PARTS
+
+    return stacked_bars(rows, MEMORY_PARTS, colours=MEMORY_COLOURS, part_labels=MEMORY_LABELS,
+                        xlabel="Memory per device [GiB]",
+                        title=title or "Memory per device: a bar past the dashed line does not fit",
+                        limit=hbm_gib, limit_label=f"device memory {hbm_gib:.3g} GiB", ax=ax)
+
+
+def step_bars(rows, *, title: str | None = None, ax=None) -> Figure:
+    """Where the time of one optimizer step goes, stacked by part.
+
+    Parameters
+    ----------
+    rows : mapping
+        ``{label: Estimate.step_breakdown_s()}``. [s]
+    title : str, optional
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from .model import STEP_PARTS
+
+    return stacked_bars(rows, STEP_PARTS, colours=STEP_COLOURS, part_labels=STEP_LABELS,
+                        xlabel="Time per optimizer step [s]",
+                        title=title or "One training step: only the blue part is compute",
+                        unit="s", ax=ax)
+
+
+def flop_bars(rows, *, title: str | None = None, ax=None) -> Figure:
+    """Training FLOP per token, stacked by where they are spent.
+
+    Parameters
+    ----------
+    rows : mapping
+        ``{label: traincost.widgets.flop_per_token_parts(...)}``. [FLOP]
+    """
+    return stacked_bars(rows, tuple(FLOP_COLOURS), colours=FLOP_COLOURS,
+                        part_labels=FLOP_LABELS, xlabel="Training FLOP per token [FLOP]",
+                        title=title or "Where the FLOP go: matmuls dominate, recompute adds",
+                        ax=ax)
+
+
+def carbon_bars(df: pd.DataFrame, *, title: str | None = None, ax=None) -> Figure:
+    """Operational and embodied emissions of the same run in several regions.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Indexed by a region label, with ``co2e_t`` and ``embodied_co2e_t`` (NaN when
+        the catalog has no embodied figure: drawn as 0). [tCO2e]
+    """
+    if len(df) == 0:
+        raise ValueError("df: the table has no rows (select at least one region)")
+    rows = {str(label): {"operational": float(r["co2e_t"]),
+                         "embodied": 0.0 if pd.isna(r["embodied_co2e_t"])
+                         else float(r["embodied_co2e_t"])}
+            for label, r in df.iterrows()}
+    return stacked_bars(rows, ("operational", "embodied"), colours=CARBON_COLOURS,
+                        part_labels=CARBON_LABELS, xlabel="Emissions [tCO2e]",
+                        title=title or "Same run, same energy: the grid sets the carbon",
+                        ax=ax)
+
+
+# --------------------------------------------------------------------------------------
+# lines and scatter: power vs utilisation, cost vs time, price sensitivity
+# --------------------------------------------------------------------------------------
+def power_curve(df: pd.DataFrame, *, tdp_w: float, idle_w: float, busy_fraction=None,
+                title: str | None = None, ax=None) -> Figure:
+    """Average power per device against the share of the step spent computing.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        ``busy_fraction``, ``device_w``, ``host_w``, ``total_w`` columns
+        (:func:`traincost.widgets.power_curve`). [-], [W]
+    tdp_w, idle_w : float
+        Drawn as reference lines. [W]
+    busy_fraction : float, optional
+        Marks one point on the curves. [-]
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Lines carry gids ``device``, ``total``, ``tdp`` and ``idle``.
+    """
+    if ax is None:
+        fig = Figure(figsize=(7.0, 4.0), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    x = df["busy_fraction"].to_numpy(dtype=float)
+    ax.plot(x, df["total_w"], color=OKABE_ITO[0], linewidth=2, gid="total",
+            label="device + host share")
+    ax.plot(x, df["device_w"], color=OKABE_ITO[1], linewidth=2, linestyle="-.", gid="device",
+            label="accelerator alone")
+    ax.axhline(tdp_w, color="#444444", linestyle="--", linewidth=1, gid="tdp")
+    ax.text(0.99, tdp_w, "accelerator maximum (TDP) ", va="bottom", ha="right", fontsize=8)
+    ax.axhline(idle_w, color="#444444", linestyle=":", linewidth=1, gid="idle")
+    ax.text(0.99, idle_w, "accelerator idle ", va="bottom", ha="right", fontsize=8)
+    if busy_fraction is not None:
+        for col, colour in (("total_w", OKABE_ITO[0]), ("device_w", OKABE_ITO[1])):
+            y = float(np.interp(busy_fraction, x, df[col].to_numpy(dtype=float)))
+            ax.plot([busy_fraction], [y], "o", color=colour, markeredgecolor="black")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, max(tdp_w, float(df["total_w"].max())) * 1.12)
+    ax.set_xlabel("Busy share of the step (computing, not waiting) [-]")
+    ax.set_ylabel("Average power per device [W]")
+    ax.set_title(title or "Waiting is not resting: power barely falls when the busy share does",
+                 fontsize=11, fontweight="bold", loc="left")
+    ax.grid(color="#DDDDDD", linewidth=0.6)
+    ax.legend(fontsize=8, loc="center right")
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return fig
+
+
+def cost_vs_time(df: pd.DataFrame, deadline_days: float, *, winner=None,
+                 title: str | None = None, ax=None) -> Figure:
+    """Cost against training time of every (accelerator, device count) candidate.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per candidate with ``accelerator``, ``devices``, ``train_time_days``
+        and ``cost_usd`` (rows without both are not drawn).
+    deadline_days : float
+        Drawn as a dashed vertical line; the right of it is shaded. [days]
+    winner : index label, optional
+        Row to ring as the cheapest that meets the deadline.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Points carry gid ``"<accelerator>@<devices>"``; the winner's ring ``"winner"``.
+    """
+    if ax is None:
+        fig = Figure(figsize=(9.0, 4.6), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    drawn = df[pd.to_numeric(df["train_time_days"], errors="coerce").notna()
+               & pd.to_numeric(df["cost_usd"], errors="coerce").notna()]
+    accs = list(dict.fromkeys(df["accelerator"]))
+    markers = "osD^v<>p"
+    for i, acc in enumerate(accs):
+        sub = drawn[drawn["accelerator"] == acc].sort_values("devices")
+        if sub.empty:
+            continue
+        xs = sub["train_time_days"].astype(float).to_numpy()
+        ys = sub["cost_usd"].astype(float).to_numpy()
+        ax.plot(xs, ys, color=OKABE_ITO[i % len(OKABE_ITO)], linewidth=0.8, alpha=0.6)
+        for (_, r), x_, y_ in zip(sub.iterrows(), xs, ys):
+            ax.plot([x_], [y_], marker=markers[i % len(markers)], linestyle="none",
+                    color=OKABE_ITO[i % len(OKABE_ITO)], markeredgecolor="black",
+                    markersize=6, gid=f"{acc}@{int(r['devices'])}",
+                    label=acc if x_ == xs[0] else None)
+            ax.annotate(str(int(r["devices"])), (x_, y_), textcoords="offset points",
+                        xytext=(4, 4), fontsize=7, color="#444444")
+    ax.axvline(deadline_days, color="black", linestyle="--", linewidth=1.2, gid="deadline")
+    xmax = max([deadline_days * 1.5] + list(drawn["train_time_days"].astype(float)))
+    ax.axvspan(deadline_days, xmax * 1.05, color="#DDDDDD", alpha=0.5, linewidth=0)
+    ax.text(deadline_days, 1.0, f" deadline {deadline_days:.3g} days",
+            transform=ax.get_xaxis_transform(), va="top", fontsize=8)
+    if winner is not None and winner in drawn.index:
+        w = drawn.loc[winner]
+        ax.plot([float(w["train_time_days"])], [float(w["cost_usd"])], marker="o",
+                markersize=16, markerfacecolor="none", markeredgecolor="#D55E00",
+                markeredgewidth=2, linestyle="none", gid="winner")
+    ax.set_xlim(0, xmax * 1.05)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("Training time [days]")
+    ax.set_ylabel("Cost [USD]")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _short_number(v, "USD")))
+    ax.set_title(title or "Cheapest point left of the dashed line wins (numbers: devices)",
+                 fontsize=11, fontweight="bold", loc="left")
+    ax.grid(color="#DDDDDD", linewidth=0.6)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False,
+                  title="accelerator", title_fontsize=8)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return fig
+
+
+def sensitivity_lines(df: pd.DataFrame, *, title: str | None = None, ax=None) -> Figure:
+    """Cost of one run as one price moves from its catalog value.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Indexed by the price as a percentage of its catalog value, one column per
+        scenario (e.g. ``rent: price per device-hour``), values in USD. [%], [USD]
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One line per column, gid = the column name.
+    """
+    if ax is None:
+        fig = Figure(figsize=(7.0, 4.0), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    styles = ("-", "--", "-.", ":")
+    for i, col in enumerate(df.columns):
+        ax.plot(df.index.to_numpy(dtype=float), df[col].to_numpy(dtype=float),
+                color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=styles[i % len(styles)],
+                linewidth=2, label=str(col), gid=str(col))
+    ax.axvline(100, color="#888888", linewidth=0.8)
+    ax.set_xlabel("Price as a share of today's catalog value [%]")
+    ax.set_ylabel("Cost of the run [USD]")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _short_number(v, "USD")))
+    ax.set_ylim(bottom=0)
+    ax.set_title(title or "Which price matters: the steeper the line, the more it moves the cost",
+                 fontsize=11, fontweight="bold", loc="left")
+    ax.grid(color="#DDDDDD", linewidth=0.6)
+    ax.legend(fontsize=8)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return fig
+
+
+def layout_bars(step_s: dict, memory_gib: dict, hbm_gib: float, *, label: str = "this layout",
+                title: str | None = None) -> Figure:
+    """Two panels for one layout: where the step time goes, and memory against HBM.
+
+    Parameters
+    ----------
+    step_s : dict
+        ``Estimate.step_breakdown_s()``. [s]
+    memory_gib : dict
+        ``Estimate.memory_breakdown_gib()``. [GiB]
+    hbm_gib : float
+        Device memory. [GiB]
+    label : str
+        Bar label (y tick). [-]
+    title : str, optional
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two axes: step time (top), memory (bottom).
+    """
+    fig = Figure(figsize=(9.0, 4.6), layout="constrained")
+    top, bottom = fig.subplots(2, 1)
+    step_bars({label: step_s}, ax=top, title="Time per step: blue computes, the rest waits")
+    memory_bars({label: memory_gib}, hbm_gib, ax=bottom,
+                title="Memory per device: past the dashed line it does not fit")
+    if title:
+        fig.suptitle(title, fontsize=11, fontweight="bold")
+    return fig

@@ -16,6 +16,12 @@ The arithmetic is in small pure functions (:func:`compare_table`,
 :func:`traincost.compare` / :func:`traincost.estimate`; the callbacks read the controls,
 call them and write the result into HTML and Image widgets. Bad input never raises out
 of a callback: its one-line ``ValueError`` message is shown in ``box.message``.
+
+Builders, by notebook: :func:`run_cost` (00), :func:`compare_accelerators` (01),
+:func:`flops_and_memory` (02), :func:`parallelism_explorer` (03), :func:`power_explorer`
+and :func:`region_carbon` (05), :func:`rent_or_own` and :func:`cheapest_for_deadline` (06),
+:func:`measured_vs_estimated` (08). The arithmetic of 02-06 lives in
+:mod:`traincost.explore`, that of 08 in :mod:`traincost.measure`.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import math
 import ipywidgets as widgets
 import pandas as pd
 
-from . import catalog, plotting
+from . import catalog, explore, plotting
 from .estimate import compare, estimate
 from .units import GIGA
 
@@ -495,6 +501,932 @@ def run_cost(accelerator: str = "h100-sxm5-80gb", model: str = "llama2-7b",
     controls["model"].observe(on_model, names="value")
     for key in ("accelerator", "devices", "tokens", "region"):
         controls[key].observe(refresh, names="value")
+    box.refresh = refresh
+    refresh()
+    return box
+
+
+# ======================================================================================
+# Notebooks 02-06: FLOP and memory, parallelism, power and carbon, dollars
+# The arithmetic lives in traincost.explore; these builders only read controls, call it
+# and write HTML/PNG. Each returns a VBox with ``controls``, ``message`` (HTML, empty
+# when fine), its outputs, ``result`` (None after an error) and ``refresh()``.
+# ======================================================================================
+TP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
+MICRO_BATCH_CHOICES = (1, 2, 4, 8, 16)
+ZERO_CHOICES = (("0 (off)", 0), ("1 (optimizer)", 1), ("2 (+ gradients)", 2),
+                ("3 (+ weights)", 3))
+RECOMPUTE_CHOICES = ("none", "selective", "full")
+
+#: a short list of regions for the carbon-by-region widget: clean to coal-heavy
+CARBON_REGIONS = ("SWE", "FRA", "gcp:europe-west1", "GBR", "USA:california", "world", "USA",
+                  "DEU", "CHN", "IND", "POL")
+
+#: accelerators the deadline widget starts with
+DEADLINE_ACCELERATORS = ("a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb", "b200",
+                         "tpu-v5p")
+DEADLINE_DEVICE_COUNTS = (64, 128, 256, 512, 1024)
+
+
+def parse_optional_number(text, flag: str, what: str, minimum: float = 0.0) -> float | None:
+    """A number typed as text; blank means "use the default". [same unit as ``what``]
+
+    Raises
+    ------
+    ValueError
+        ``<flag>: ...`` when the text is not a number or is below ``minimum``.
+
+    >>> parse_optional_number(" 25000 ", "capex", "USD per device"), parse_optional_number("", "capex", "USD")
+    (25000.0, None)
+    """
+    if text is None:
+        return None
+    raw = str(text).strip().lstrip("$").replace(",", "")
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{flag}: {text!r} is not a number ({what}; leave blank for the "
+                         "default)") from None
+    if not math.isfinite(value) or value < minimum:
+        raise ValueError(f"{flag}: {value:g} must be a number >= {minimum:g} ({what})")
+    return value
+
+
+def parse_device_counts(text) -> tuple[int, ...]:
+    """Device counts typed as ``"64, 128, 256"``: whole numbers > 0, sorted, unique.
+
+    >>> parse_device_counts("256, 64,128 64")
+    (64, 128, 256)
+    """
+    parts = [p for p in str(text or "").replace(";", ",").replace(",", " ").split() if p]
+    if not parts:
+        raise ValueError("devices: give at least one device count, e.g. 64, 128, 256")
+    counts = []
+    for p in parts:
+        try:
+            n = int(p)
+        except ValueError:
+            raise ValueError(f"devices: {p!r} is not a whole number of devices") from None
+        if n <= 0:
+            raise ValueError(f"devices: {n} must be > 0")
+        counts.append(n)
+    return tuple(sorted(set(counts)))
+
+
+def derived_dp(devices, tp, pp) -> str:
+    """The data-parallel size a layout leaves, dp = devices / (tp x pp), as a sentence."""
+    if not devices or devices <= 0:
+        return "dp: devices must be > 0"
+    group = tp * pp
+    if devices % group:
+        return (f"dp = devices / (tp × pp) = {devices} / ({tp} × {pp}) = "
+                f"{devices / group:.3g}: not a whole number")
+    return f"dp = devices / (tp × pp) = {devices} / ({tp} × {pp}) = {devices // group}"
+
+
+def _accelerator_dropdown(accelerator: str, description: str = "accelerator") -> widgets.Dropdown:
+    accs = catalog.accelerators()
+    _check_choice("accelerator", accelerator, list(accs.index))
+    return widgets.Dropdown(options=[(f"{row['name']} ({aid})", aid)
+                                     for aid, row in accs.iterrows()],
+                            value=accelerator, description=description, style=_STYLE,
+                            layout=_WIDE)
+
+
+def _int_text(value: int, description: str) -> widgets.IntText:
+    return widgets.IntText(value=value, description=description, style=_STYLE, layout=_WIDE)
+
+
+def _selection(options, value, description: str) -> widgets.SelectionSlider:
+    options = list(options)
+    if value not in options:
+        options = sorted(set(options) | {value})
+    return widgets.SelectionSlider(options=options, value=value, description=description,
+                                   continuous_update=False, style=_STYLE, layout=_WIDE)
+
+
+def _zero_buttons(zero: int) -> widgets.ToggleButtons:
+    _check_choice("zero", zero, [v for _, v in ZERO_CHOICES])
+    return widgets.ToggleButtons(options=ZERO_CHOICES, value=zero, description="ZeRO stage",
+                                 style={**_STYLE, "button_width": "110px"})
+
+
+def _recompute_buttons(recompute: str) -> widgets.ToggleButtons:
+    _check_choice("recompute", recompute, RECOMPUTE_CHOICES)
+    return widgets.ToggleButtons(options=RECOMPUTE_CHOICES, value=recompute,
+                                 description="recompute", style={**_STYLE, "button_width": "90px"})
+
+
+def _png(fig) -> bytes:
+    return plotting.figure_png(fig)
+
+
+def _cards(cells) -> str:
+    """Headline numbers as bordered boxes (label, value) in one row."""
+    return "<div style='display:flex;flex-wrap:wrap'>" + "".join(
+        f"<div style='padding:6px 14px;border-left:3px solid #0072B2;margin-right:8px'>"
+        f"<div style='font-size:85%;color:#555'>{html.escape(k)}</div>"
+        f"<div style='font-size:140%;font-weight:bold'>{html.escape(v)}</div></div>"
+        for k, v in cells) + "</div>"
+
+
+class _Refresher:
+    """Recompute on any watched control; never let an exception out of a callback.
+
+    ``update()`` does the work and raises ``ValueError`` with a one-line message for
+    input the library rejects; ``on_error(text)`` clears the outputs and shows it.
+    """
+
+    def __init__(self, update, on_error):
+        self.update, self.on_error, self.busy = update, on_error, False
+
+    def __call__(self, *_):
+        if self.busy:
+            return
+        self.busy = True
+        try:
+            self.update()
+        except ValueError as exc:            # input the library rejects: one line
+            self.on_error(str(exc))
+        except Exception as exc:             # noqa: BLE001 - a widget must not traceback
+            self.on_error(f"unexpected error ({type(exc).__name__}): {exc}")
+        finally:
+            self.busy = False
+
+    def watch(self, *controls):
+        for c in controls:
+            c.observe(self, names="value")
+
+    def set_quietly(self, control, value):
+        """Change a control without triggering a recompute."""
+        self.busy = True
+        try:
+            control.value = value
+        finally:
+            self.busy = False
+
+
+def _ok(result):
+    """A helper's result, or its message raised as ValueError (shown by _Refresher)."""
+    if isinstance(result, str):
+        raise ValueError(result)
+    return result
+
+
+# --------------------------------------------------------------------------------------
+# 02: FLOP and memory
+# --------------------------------------------------------------------------------------
+def memory_summary_html(est, smallest: int | None, flop_parts: dict) -> str:
+    """Headline numbers of the memory widget: total vs HBM, smallest fitting count, FLOP."""
+    d = est.to_dict()
+    total, hbm = d["memory_gib_per_device"], d["hbm_gib_per_device"]
+    model_flop = sum(v for k, v in flop_parts.items() if k != "recompute")
+    extra = flop_parts["recompute"] / model_flop if model_flop else 0.0
+    cells = [("Memory per device", f"{sig(total)} GiB"),
+             ("Device memory", f"{sig(hbm)} GiB"),
+             ("Fits?", "yes" if d["fits_in_memory"] else "no"),
+             ("Fewest devices that fit", "none scanned" if smallest is None else str(smallest)),
+             ("FLOP per token", f"{sig(sum(flop_parts.values()) / GIGA)} G"),
+             ]
+    p = d["parallel"]
+    return (_cards(cells) +
+            f"<p style='font-size:90%;color:#333'>{html.escape(d['workload'])} on "
+            f"{d['devices']} × {html.escape(d['accelerator'])}: tp {p['tp']} × pp {p['pp']} × "
+            f"dp {p['dp']}, micro-batch {p['micro_batch']}, ZeRO-{p['zero']}, "
+            f"{p['recompute']} recompute. Recompute adds {sig(100 * extra)} % to the model's "
+            "FLOP per token. <i>Fewest devices that fit</i>: the same ZeRO stage, recompute "
+            "and micro-batch, with tp and pp chosen for each count (powers of two up to "
+            f"{explore.DEVICE_COUNTS[-1]}).</p>")
+
+
+def flops_and_memory(model: str = "llama2-13b", accelerator: str = "a100-sxm4-80gb",
+                     devices: int = 8, global_batch: int = 1024, tp: int = 1, pp: int = 1,
+                     zero: int = 0, recompute: str = "none",
+                     micro_batch: int = 1) -> widgets.VBox:
+    """Memory per device, stacked by part, as ZeRO, recompute, tp/pp and micro-batch change.
+
+    Parameters
+    ----------
+    model, accelerator : str
+        Preset and accelerator ids.
+    devices : int
+        Devices. [-]
+    global_batch : int
+        Sequences per optimizer step. [sequences]
+    tp, pp : int
+        Tensor- and pipeline-parallel sizes. [-]
+    zero : int
+        ZeRO stage 0-3. [-]
+    recompute : str
+        ``none``, ``selective`` or ``full``. [-]
+    micro_batch : int
+        Sequences per micro-batch. [sequences]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        ``controls``, ``message``, ``summary`` (HTML), ``chart`` (Image: the chosen
+        layout beside the plain data-parallel one), ``result`` (the Estimate) and
+        ``smallest`` (fewest scanned devices that fit with this ZeRO stage, recompute
+        mode and micro-batch, or None), ``refresh()``.
+    """
+    controls = {
+        "model": _model_dropdown(model),
+        "accelerator": _accelerator_dropdown(accelerator),
+        "devices": _int_text(devices, "devices"),
+        "tp": _selection(TP_CHOICES, tp, "tensor parallel tp"),
+        "pp": _selection((1, 2, 4, 5, 8, 10, 16, 20, 32), pp, "pipeline parallel pp"),
+        "micro_batch": _selection(MICRO_BATCH_CHOICES, micro_batch, "micro-batch [seq]"),
+        "zero": _zero_buttons(zero),
+        "recompute": _recompute_buttons(recompute),
+    }
+    message, summary = widgets.HTML(), widgets.HTML()
+    chart = widgets.Image(format="png", layout=widgets.Layout(max_width="900px"))
+    left = widgets.VBox([controls[k] for k in ("model", "accelerator", "devices")])
+    right = widgets.VBox([controls[k] for k in ("tp", "pp", "micro_batch")])
+    box = widgets.VBox([widgets.HBox([left, right]), controls["zero"], controls["recompute"],
+                        message, summary, chart])
+    box.controls, box.message, box.summary, box.chart = controls, message, summary, chart
+    box.result, box.smallest = None, None
+
+    def params():
+        return {"accelerator": controls["accelerator"].value, "model": controls["model"].value,
+                "devices": controls["devices"].value, "global_batch": global_batch,
+                "tp": controls["tp"].value, "pp": controls["pp"].value, "vpp": 1,
+                "zero": controls["zero"].value, "recompute": controls["recompute"].value,
+                "micro_batch": controls["micro_batch"].value}
+
+    def update():
+        p = params()
+        est = _ok(explore.layout_estimate(p))
+        rows = {}
+        reference = explore.layout_estimate({**p, "tp": 1, "pp": 1, "zero": 0,
+                                             "recompute": "none"})
+        if not isinstance(reference, str) and (p["tp"], p["pp"], p["zero"], p["recompute"]) \
+                != (1, 1, 0, "none"):
+            rows["data parallel only\n(ZeRO-0, no recompute)"] = \
+                reference.memory_breakdown_gib()
+        rows[f"your layout\n(tp {p['tp']}, pp {p['pp']}, ZeRO-{p['zero']}, "
+             f"{p['recompute']})"] = est.memory_breakdown_gib()
+        scan = explore.device_scan({k: p[k] for k in ("accelerator", "model", "global_batch",
+                                                      "zero", "recompute", "micro_batch")})
+        box.result, box.smallest = est, explore.smallest_fitting_devices(scan)
+        message.value = ""
+        summary.value = memory_summary_html(est, box.smallest, explore.flop_per_token_parts(
+            p["model"], p["recompute"]))
+        chart.value = _png(plotting.memory_bars(rows, est.to_dict()["hbm_gib_per_device"]))
+        chart.layout.display = None
+
+    def on_error(text):
+        box.result, box.smallest = None, None
+        message.value = _message_html(text)
+        summary.value = ""
+        chart.value = b""
+        chart.layout.display = "none"
+
+    refresh = _Refresher(update, on_error)
+    refresh.watch(*controls.values())
+    box.refresh = refresh
+    refresh()
+    return box
+
+
+# --------------------------------------------------------------------------------------
+# 03: parallelism explorer
+# --------------------------------------------------------------------------------------
+def layout_summary_html(result: dict) -> str:
+    """Headline numbers of one layout (``Estimate.to_dict()``): step, MFU, memory, bubble."""
+    p = result["parallel"]
+    steps = result["breakdown"]["step_time_s"]
+    total = result["step_time_s"]
+    waiting = 1 - steps["compute"] / total if total else float("nan")
+    cells = [("Step time", f"{sig(total)} s"),
+             ("MFU", f"{sig(result['mfu'] * 100)} %"),
+             ("Memory per device", f"{sig(result['memory_gib_per_device'])} of "
+                                   f"{sig(result['hbm_gib_per_device'])} GiB"),
+             ("Waiting share of the step", f"{sig(waiting * 100)} %"),
+             ("Training time", f"{sig(result['train_time_days'])} days")]
+    warn = "" if result["fits_in_memory"] else (
+        "<p style='color:#D55E00'><b>Does not fit in memory</b>: the memory bar passes the "
+        "dashed line. Try a higher ZeRO stage, more recompute, a smaller micro-batch or "
+        "more tp/pp.</p>")
+    return (_cards(cells) +
+            f"<p style='font-size:90%;color:#333'>tp {p['tp']} × pp {p['pp']} × dp {p['dp']} "
+            f"(vpp {p['vpp']}), micro-batch {p['micro_batch']}, {p['num_microbatches']} "
+            f"micro-batches per step, ZeRO-{p['zero']}, {p['recompute']} recompute; "
+            f"{sig(result['tokens_per_s'])} tokens/s.</p>" + warn)
+
+
+def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm5-80gb",
+                         devices: int = 64, global_batch: int = 1024, tp: int = 8,
+                         pp: int = 4, vpp: int = 1, micro_batch: int = 1,
+                         recompute: str = "selective", zero: int = 1) -> widgets.VBox:
+    """Sliders for a parallel layout; shows the step-time breakdown, MFU and memory.
+
+    Parameters
+    ----------
+    model, accelerator : str
+        Preset and accelerator ids.
+    devices : int
+        Devices; dp is derived as devices / (tp x pp). [-]
+    global_batch : int
+        Sequences per optimizer step. [sequences]
+    tp, pp, vpp, micro_batch, zero : int
+        Layout knobs. [-]
+    recompute : str
+        ``none``, ``selective`` or ``full``. [-]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        ``controls``, ``dp`` (HTML: the derived data-parallel size), ``message`` (why a
+        layout cannot run, in plain words), ``summary`` (HTML), ``chart`` (Image: step
+        time and memory bars), ``result`` (``Estimate.to_dict()``), ``refresh()``.
+        A layout that does not fit in memory is a result: its memory bar passes the
+        HBM line and ``summary`` says so.
+    """
+    controls = {
+        "model": _model_dropdown(model),
+        "accelerator": _accelerator_dropdown(accelerator),
+        "devices": _int_text(devices, "devices"),
+        "tp": _selection(TP_CHOICES, tp, "tensor parallel tp"),
+        "pp": widgets.IntSlider(value=pp, min=1, max=32, description="pipeline parallel pp",
+                                continuous_update=False, style=_STYLE, layout=_WIDE),
+        "vpp": widgets.IntSlider(value=vpp, min=1, max=8, description="interleaving vpp",
+                                 continuous_update=False, style=_STYLE, layout=_WIDE),
+        "micro_batch": _selection(MICRO_BATCH_CHOICES, micro_batch, "micro-batch [seq]"),
+        "zero": _zero_buttons(zero),
+        "recompute": _recompute_buttons(recompute),
+    }
+    dp, message, summary = widgets.HTML(), widgets.HTML(), widgets.HTML()
+    chart = widgets.Image(format="png", layout=widgets.Layout(max_width="900px"))
+    left = widgets.VBox([controls[k] for k in ("model", "accelerator", "devices")] + [dp])
+    right = widgets.VBox([controls[k] for k in ("tp", "pp", "vpp", "micro_batch")])
+    box = widgets.VBox([widgets.HBox([left, right]), controls["zero"], controls["recompute"],
+                        message, summary, chart])
+    box.controls, box.dp, box.message, box.summary, box.chart, box.result = \
+        controls, dp, message, summary, chart, None
+
+    def update():
+        p = {"accelerator": controls["accelerator"].value, "model": controls["model"].value,
+             "devices": controls["devices"].value, "global_batch": global_batch,
+             **{k: controls[k].value for k in ("tp", "pp", "vpp", "micro_batch", "zero",
+                                               "recompute")}}
+        dp.value = html.escape(derived_dp(p["devices"], p["tp"], p["pp"]))
+        est = explore.layout_estimate(p)
+        if isinstance(est, str):
+            raise ValueError(f"This layout cannot run: {est}")
+        result = est.to_dict()
+        box.result = result
+        message.value = ""
+        summary.value = layout_summary_html(result)
+        chart.value = _png(plotting.layout_bars(
+            est.step_breakdown_s(), est.memory_breakdown_gib(), result["hbm_gib_per_device"],
+            label=f"tp{p['tp']} pp{p['pp']} dp{result['parallel']['dp']}"))
+        chart.layout.display = None
+
+    def on_error(text):
+        box.result = None
+        message.value = _message_html(text)
+        summary.value = ""
+        chart.value = b""
+        chart.layout.display = "none"
+
+    refresh = _Refresher(update, on_error)
+    refresh.watch(*controls.values())
+    box.refresh = refresh
+    refresh()
+    return box
+
+
+# --------------------------------------------------------------------------------------
+# 05: power, PUE and carbon
+# --------------------------------------------------------------------------------------
+def power_summary_html(curve_row: dict, pue: float) -> str:
+    """Power of one device at one busy share, and at the plug with a PUE. [W]"""
+    it_w = curve_row["total_w"]
+    cells = [("Accelerator", f"{sig(curve_row['device_w'])} W"),
+             ("+ host share", f"{sig(curve_row['host_w'])} W"),
+             ("= IT power", f"{sig(it_w)} W"),
+             (f"× PUE {sig(pue)} = at the plug", f"{sig(it_w * pue)} W")]
+    return _cards(cells)
+
+
+def power_explorer(accelerator: str = "h100-sxm5-80gb", busy_fraction: float = 0.8,
+                   pue: float = 1.56) -> widgets.VBox:
+    """Power per device against the busy share of a step, and what PUE adds on top.
+
+    Parameters
+    ----------
+    accelerator : str
+        Accelerator id.
+    busy_fraction : float
+        Share of the step spent computing (the rest waits on communication or the
+        pipeline bubble). [-]
+    pue : float
+        Power usage effectiveness. [-]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        ``controls``, ``message``, ``summary`` (HTML: device, host, IT and facility
+        power), ``chart`` (Image), ``result`` (dict of the marked point), ``refresh()``.
+    """
+    controls = {
+        "accelerator": _accelerator_dropdown(accelerator),
+        "busy": widgets.FloatSlider(value=busy_fraction, min=0.0, max=1.0, step=0.05,
+                                    description="busy share [-]", continuous_update=False,
+                                    style=_STYLE, layout=_WIDE),
+        "pue": widgets.FloatSlider(value=pue, min=1.0, max=2.0, step=0.01,
+                                   description="PUE [-]", continuous_update=False,
+                                   style=_STYLE, layout=_WIDE),
+    }
+    message, summary = widgets.HTML(), widgets.HTML()
+    chart = widgets.Image(format="png", layout=widgets.Layout(max_width="800px"))
+    box = widgets.VBox([widgets.VBox(list(controls.values())), message, summary, chart])
+    box.controls, box.message, box.summary, box.chart, box.result = \
+        controls, message, summary, chart, None
+
+    def update():
+        acc = catalog.accelerator(controls["accelerator"].value)
+        u = controls["busy"].value
+        curve = explore.power_curve(acc)
+        point = explore.power_curve(acc, [u]).iloc[0].to_dict()
+        box.result = {**point, "pue": controls["pue"].value,
+                      "facility_w": point["total_w"] * controls["pue"].value}
+        message.value = ""
+        summary.value = power_summary_html(point, controls["pue"].value)
+        chart.value = _png(plotting.power_curve(
+            curve, tdp_w=acc.tdp_w, idle_w=acc.idle_w, busy_fraction=u,
+            title=f"{acc.name}: waiting still draws most of the power"))
+
+    def on_error(text):
+        box.result = None
+        message.value = _message_html(text)
+        summary.value = ""
+
+    refresh = _Refresher(update, on_error)
+    refresh.watch(*controls.values())
+    box.refresh = refresh
+    refresh()
+    return box
+
+
+def carbon_table_html(df: pd.DataFrame) -> str:
+    """:func:`traincost.explore.carbon_by_region`'s table, rounded, units in headers."""
+    out = pd.DataFrame(index=df.index)
+    out.index.name = "region"
+    out["name"] = df["name"]
+    out["grid [gCO2e/kWh]"] = [sig(v) for v in df["grid_gco2e_per_kwh"]]
+    out["PUE [-]"] = [sig(v) for v in df["pue"]]
+    out["energy at the plug [MWh]"] = [sig(v) for v in df["facility_energy_mwh"]]
+    out["operational [tCO2e]"] = [sig(v) for v in df["co2e_t"]]
+    out["embodied [tCO2e]"] = [sig(v) if pd.notna(v) else "no figure"
+                               for v in df["embodied_co2e_t"]]
+    return out.to_html(escape=True, border=0, classes="traincost-table")
+
+
+def region_carbon(model: str = "llama2-7b", accelerator: str = "h100-sxm5-80gb",
+                  devices: int = 256, tokens: float | None = None, regions=CARBON_REGIONS,
+                  pue: float | None = None, embodied_kgco2e: float | None = None,
+                  global_batch: int = 1024) -> widgets.VBox:
+    """The same training run in several grid regions: operational and embodied tCO2e.
+
+    Parameters
+    ----------
+    model, accelerator : str
+        Preset and accelerator ids.
+    devices : int
+        Devices. [-]
+    tokens : float, optional
+        Training tokens; the preset's when None. [tokens]
+    regions : sequence of str
+        Region ids selected at start.
+    pue : float, optional
+        One PUE for every region; each region's default when None. [-]
+    embodied_kgco2e : float, optional
+        Embodied emissions per device instead of the catalog's. [kgCO2e]
+    global_batch : int
+        Sequences per optimizer step. [sequences]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        ``controls``, ``message``, ``table`` (HTML), ``chart`` (Image), ``result``
+        (:func:`traincost.explore.carbon_by_region`'s table), ``refresh()``.
+    """
+    all_regions = [rid for _, rid in region_options(tuple(dict.fromkeys(
+        list(regions) + list(CARBON_REGIONS) + list(CURATED_REGIONS))))]
+    for r in regions:
+        _check_choice("region", r, all_regions)
+    controls = {
+        "model": _model_dropdown(model),
+        "accelerator": _accelerator_dropdown(accelerator),
+        "devices": _int_text(devices, "devices"),
+        "tokens": _tokens_text(model, tokens),
+        "pue_auto": widgets.Checkbox(value=pue is None, description="PUE: each region's default",
+                                     indent=False),
+        "pue": widgets.FloatSlider(value=1.56 if pue is None else pue, min=1.0, max=2.0,
+                                   step=0.01, description="PUE [-]", disabled=pue is None,
+                                   continuous_update=False, style=_STYLE, layout=_WIDE),
+        "embodied": widgets.Text(value="" if embodied_kgco2e is None else str(embodied_kgco2e),
+                                 placeholder="blank = catalog (die only)",
+                                 description="embodied [kgCO2e/device]",
+                                 continuous_update=False, style=_STYLE, layout=_WIDE),
+        "regions": widgets.SelectMultiple(options=[(lbl, rid) for lbl, rid in
+                                                   region_options(tuple(all_regions))],
+                                          value=tuple(regions), rows=12,
+                                          description="regions",
+                                          style={"description_width": "60px"},
+                                          layout=widgets.Layout(width="460px")),
+    }
+    message, table = widgets.HTML(), widgets.HTML()
+    chart = widgets.Image(format="png", layout=widgets.Layout(max_width="900px"))
+    left = widgets.VBox([controls[k] for k in ("model", "accelerator", "devices", "tokens",
+                                                "pue_auto", "pue", "embodied")])
+    box = widgets.VBox([widgets.HBox([left, controls["regions"]]), message, chart, table])
+    box.controls, box.message, box.table, box.chart, box.result = \
+        controls, message, table, chart, None
+
+    def update():
+        auto = controls["pue_auto"].value
+        controls["pue"].disabled = auto
+        p = {"accelerator": controls["accelerator"].value, "model": controls["model"].value,
+             "devices": controls["devices"].value, "global_batch": global_batch,
+             "tokens": controls["tokens"].value * GIGA,
+             "pue": None if auto else controls["pue"].value,
+             "embodied_kgco2e": parse_optional_number(controls["embodied"].value, "embodied",
+                                                      "kgCO2e per device")}
+        df = _ok(explore.carbon_by_region(p, controls["regions"].value))
+        box.result = df
+        message.value = "" if df["embodied_co2e_t"].notna().all() else _message_html(
+            f"{p['accelerator']}: no embodied figure in the catalog; type one to add it")
+        labels = df.sort_values("co2e_t")          # cleanest at the top
+        labels.index = [f"{rid} ({sig(g)} g/kWh, PUE {sig(pp)})" for rid, g, pp in
+                        zip(labels.index, labels["grid_gco2e_per_kwh"], labels["pue"])]
+        chart.value = _png(plotting.carbon_bars(labels))
+        chart.layout.display = None
+        table.value = carbon_table_html(df)
+
+    def on_error(text):
+        box.result = None
+        message.value = _message_html(text)
+        table.value = ""
+        chart.value = b""
+        chart.layout.display = "none"
+
+    refresh = _Refresher(update, on_error)
+
+    def on_model(change):
+        refresh.set_quietly(controls["tokens"], preset_tokens(change["new"]) / GIGA)
+        refresh()
+
+    controls["model"].observe(on_model, names="value")
+    refresh.watch(*[c for k, c in controls.items() if k != "model"])
+    box.refresh = refresh
+    refresh()
+    return box
+
+
+# --------------------------------------------------------------------------------------
+# 06: dollars
+# --------------------------------------------------------------------------------------
+def rent_own_html(table: pd.DataFrame) -> str:
+    """Headline numbers of :func:`traincost.explore.rent_vs_own`'s table."""
+    rent, own = table.loc["rent"], table.loc["own"]
+
+    def usd(v):
+        return f"${sig(v)}" if pd.notna(v) else "no price"
+
+    u = table.attrs.get("break_even_utilisation", float("nan"))
+    cells = [("Rent", usd(rent["cost_usd"])), ("Own", usd(own["cost_usd"])),
+             ("Own is cheaper if the devices are busy more than",
+              f"{sig(100 * u)} % of their life" if pd.notna(u) and 0 < u else "n/a"),
+             ("Break-even rental price",
+              f"${sig(table.attrs['break_even_price_usd_per_h'])}/device-h"
+              if pd.notna(table.attrs.get("break_even_price_usd_per_h")) else "n/a")]
+    notes = [n for n in table["note"] if n]
+    return _cards(cells) + (
+        f"<p style='font-size:90%;color:#333'>{sig(rent['device_hours'])} device-hours, "
+        f"{sig(rent['train_time_days'])} days, {sig(own['facility_energy_mwh'])} MWh at the "
+        "plug. Owning charges the run its share of the purchase price (spread over "
+        f"{sig(table.attrs['lifetime_h'] / 8766)} years of round-the-clock use) plus its "
+        "electricity.</p>") + (_message_html("\n".join(notes)) if notes else "")
+
+
+def rent_or_own(accelerator: str = "a100-sxm4-40gb", model: str = "llama2-7b",
+                devices: int = 256, tokens: float | None = None, region: str = "world",
+                price_per_hour: float | None = None, capex_usd: float | None = None,
+                electricity_usd_per_kwh: float | None = None,
+                global_batch: int = 1024) -> widgets.VBox:
+    """Rent by the device-hour or buy the devices: cost parts and price sensitivity.
+
+    Parameters
+    ----------
+    accelerator, model : str
+        Accelerator and preset ids.
+    devices : int
+        Devices. [-]
+    tokens : float, optional
+        Training tokens; the preset's when None. [tokens]
+    region : str
+        Grid region id (sets the PUE, hence the electricity). [-]
+    price_per_hour : float, optional
+        Rental price instead of the catalog's. [USD/h]
+    capex_usd : float, optional
+        Purchase price per device instead of the catalog's. [USD]
+    electricity_usd_per_kwh : float, optional
+        Electricity price instead of the default assumption. [USD/kWh]
+    global_batch : int
+        Sequences per optimizer step. [sequences]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        ``controls``, ``message``, ``summary`` (HTML), ``chart`` (Image: cost parts),
+        ``sensitivity`` (Image), ``result`` (:func:`traincost.explore.rent_vs_own`'s
+        table), ``refresh()``.
+    """
+    controls = {
+        "accelerator": _accelerator_dropdown(accelerator),
+        "model": _model_dropdown(model),
+        "devices": _int_text(devices, "devices"),
+        "tokens": _tokens_text(model, tokens),
+        "region": _region_dropdown(region),
+        "price": widgets.Text(value="" if price_per_hour is None else str(price_per_hour),
+                              placeholder="blank = catalog", description="rent [USD/device-h]",
+                              continuous_update=False, style=_STYLE, layout=_WIDE),
+        "capex": widgets.Text(value="" if capex_usd is None else str(capex_usd),
+                              placeholder="blank = catalog", description="purchase [USD/device]",
+                              continuous_update=False, style=_STYLE, layout=_WIDE),
+        "electricity": widgets.Text(
+            value="" if electricity_usd_per_kwh is None else str(electricity_usd_per_kwh),
+            placeholder="blank = 0.08 (US industrial)", description="electricity [USD/kWh]",
+            continuous_update=False, style=_STYLE, layout=_WIDE),
+    }
+    message, summary = widgets.HTML(), widgets.HTML()
+    chart = widgets.Image(format="png", layout=widgets.Layout(max_width="800px"))
+    sensitivity = widgets.Image(format="png", layout=widgets.Layout(max_width="800px"))
+    left = widgets.VBox([controls[k] for k in ("accelerator", "model", "devices", "tokens")])
+    right = widgets.VBox([controls[k] for k in ("region", "price", "capex", "electricity")])
+    box = widgets.VBox([widgets.HBox([left, right]), message, summary, chart, sensitivity])
+    box.controls, box.message, box.summary, box.chart, box.sensitivity, box.result = \
+        controls, message, summary, chart, sensitivity, None
+
+    def update():
+        p = {"accelerator": controls["accelerator"].value, "model": controls["model"].value,
+             "devices": controls["devices"].value, "global_batch": global_batch,
+             "tokens": controls["tokens"].value * GIGA, "region": controls["region"].value,
+             "price_per_hour": parse_optional_number(controls["price"].value, "price-per-hour",
+                                                     "USD per device-hour"),
+             "capex_usd": parse_optional_number(controls["capex"].value, "capex",
+                                                "USD per device"),
+             "electricity_usd_per_kwh": parse_optional_number(
+                 controls["electricity"].value, "electricity", "USD per kWh")}
+        table = _ok(explore.rent_vs_own(p))
+        box.result = table
+        message.value = ""
+        summary.value = rent_own_html(table)
+        rows = {"rent": {"rent": table.loc["rent", "rent_usd"]},
+                "own": {"depreciation": table.loc["own", "depreciation_usd"],
+                        "electricity": table.loc["own", "electricity_usd"]}}
+        rows = {k: {part: (0.0 if pd.isna(v) else v) for part, v in r.items()}
+                for k, r in rows.items()}
+        chart.value = _png(plotting.stacked_bars(
+            rows, ("rent", "depreciation", "electricity"),
+            colours={"rent": plotting.OKABE_ITO[0], "depreciation": plotting.OKABE_ITO[1],
+                     "electricity": plotting.OKABE_ITO[2]},
+            part_labels={"rent": "rent (device-hours × price)",
+                         "depreciation": "purchase price, run's share",
+                         "electricity": "electricity at the plug"},
+            xlabel="Cost of the run [USD]", unit="USD",
+            title="Rent or own: owning wins only if the devices stay busy"))
+        sens = _ok(explore.price_sensitivity(p))
+        sensitivity.value = _png(plotting.sensitivity_lines(sens.dropna(axis=1, how="all")))
+
+    def on_error(text):
+        box.result = None
+        message.value = _message_html(text)
+        summary.value = ""
+        chart.value = b""
+        sensitivity.value = b""
+
+    refresh = _Refresher(update, on_error)
+
+    def on_model(change):
+        refresh.set_quietly(controls["tokens"], preset_tokens(change["new"]) / GIGA)
+        refresh()
+
+    controls["model"].observe(on_model, names="value")
+    refresh.watch(*[c for k, c in controls.items() if k != "model"])
+    box.refresh = refresh
+    refresh()
+    return box
+
+
+def winner_html(table: pd.DataFrame, winner, deadline_days: float) -> str:
+    """The cheapest candidate meeting the deadline, in a sentence (or why there is none)."""
+    if winner is None:
+        return _message_html(
+            f"No candidate finishes within {sig(deadline_days)} days: allow more devices, "
+            "a faster accelerator or a later deadline.")
+    w = table.loc[winner]
+    cells = [("Cheapest within the deadline", f"{w['accelerator']} × {int(w['devices'])}"),
+             ("Cost", f"${sig(w['cost_usd'])}"), ("Time", f"{sig(w['train_time_days'])} days"),
+             ("Layout", f"tp {w['tp']} × pp {w['pp']} × dp {w['dp']}")]
+    n_ok = int((table["status"] == "meets deadline").sum())
+    return _cards(cells) + (f"<p style='font-size:90%;color:#333'>{n_ok} of {len(table)} "
+                            f"candidates finish within {sig(deadline_days)} days.</p>")
+
+
+def candidates_html(table: pd.DataFrame, limit: int = 10) -> str:
+    """The candidates meeting the deadline, cheapest first, then the others' status."""
+    ok = table[table["status"] == "meets deadline"].sort_values(["cost_usd", "train_time_days"])
+    out = pd.DataFrame(index=ok.index[:limit])
+    out.index.name = "candidate"
+    out["time [days]"] = [sig(v) for v in ok["train_time_days"][:limit]]
+    out["cost [USD]"] = ["$" + sig(v) for v in ok["cost_usd"][:limit]]
+    out["CO2e [t]"] = [sig(v) for v in ok["co2e_t"][:limit]]
+    counts = table["status"].value_counts()
+    others = ", ".join(f"{n} {s}" for s, n in counts.items() if s != "meets deadline")
+    return (out.to_html(escape=True, border=0, classes="traincost-table") +
+            (f"<p style='font-size:85%;color:#555'>Left out: {html.escape(others)}.</p>"
+             if others else ""))
+
+
+def cheapest_for_deadline(model: str = "llama2-7b", accelerators=DEADLINE_ACCELERATORS,
+                          device_counts=DEADLINE_DEVICE_COUNTS, deadline_days: float = 14.0,
+                          tokens: float | None = None, region: str = "world",
+                          global_batch: int = 1024) -> widgets.VBox:
+    """The cheapest (accelerator, device count) that finishes training by a deadline.
+
+    Parameters
+    ----------
+    model : str
+        Preset id.
+    accelerators : sequence of str
+        Accelerator ids selected at start.
+    device_counts : sequence of int
+        Device counts tried for each accelerator. [-]
+    deadline_days : float
+        Latest acceptable training time. [days]
+    tokens : float, optional
+        Training tokens; the preset's when None. [tokens]
+    region : str
+        Grid region id. [-]
+    global_batch : int
+        Sequences per optimizer step. [sequences]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        ``controls``, ``message``, ``summary`` (HTML: the winner), ``chart`` (Image: cost
+        against time), ``table`` (HTML), ``result`` (the candidates with ``status``),
+        ``winner`` (index label or None), ``refresh()``. Moving the deadline only re-picks;
+        other controls recompute the candidates.
+    """
+    acc_ids = list(catalog.accelerators().index)
+    for acc in accelerators:
+        _check_choice("accelerator", acc, acc_ids)
+    controls = {
+        "model": _model_dropdown(model),
+        "tokens": _tokens_text(model, tokens),
+        "region": _region_dropdown(region),
+        "devices": widgets.Text(value=", ".join(str(n) for n in device_counts),
+                                description="device counts", continuous_update=False,
+                                style=_STYLE, layout=_WIDE),
+        "deadline": widgets.FloatSlider(value=deadline_days, min=1.0, max=90.0, step=0.5,
+                                        description="deadline [days]", continuous_update=False,
+                                        style=_STYLE, layout=_WIDE),
+        "accelerators": widgets.SelectMultiple(options=acc_ids, value=tuple(accelerators),
+                                               rows=10, description="accelerators",
+                                               style={"description_width": "90px"},
+                                               layout=widgets.Layout(width="300px")),
+    }
+    message, summary, table = widgets.HTML(), widgets.HTML(), widgets.HTML()
+    chart = widgets.Image(format="png", layout=widgets.Layout(max_width="850px"))
+    left = widgets.VBox([controls[k] for k in ("model", "tokens", "region", "devices",
+                                                "deadline")])
+    box = widgets.VBox([widgets.HBox([left, controls["accelerators"]]), message, summary,
+                        chart, table])
+    box.controls, box.message, box.summary, box.chart, box.table = \
+        controls, message, summary, chart, table
+    box.result, box.winner = None, None
+    cache = {"key": None, "candidates": None}
+
+    def update():
+        p = {"model": controls["model"].value, "global_batch": global_batch,
+             "tokens": controls["tokens"].value * GIGA, "region": controls["region"].value}
+        accs = tuple(controls["accelerators"].value)
+        counts = parse_device_counts(controls["devices"].value)
+        key = (tuple(sorted(p.items())), accs, counts)
+        if cache["key"] != key:
+            cache["candidates"], cache["key"] = None, None
+            cache["candidates"] = _ok(explore.deadline_candidates(p, accs, counts))
+            cache["key"] = key
+        deadline = controls["deadline"].value
+        df, winner = explore.pick_cheapest(cache["candidates"], deadline)
+        box.result, box.winner = df, winner
+        unpriced = sorted({a for a, s in zip(df["accelerator"], df["status"]) if s == "no price"})
+        message.value = _message_html(
+            f"no catalog price (left out): {', '.join(unpriced)}") if unpriced else ""
+        summary.value = winner_html(df, winner, deadline)
+        chart.value = _png(plotting.cost_vs_time(df, deadline, winner=winner))
+        chart.layout.display = None
+        table.value = candidates_html(df)
+
+    def on_error(text):
+        box.result, box.winner = None, None
+        message.value = _message_html(text)
+        summary.value = table.value = ""
+        chart.value = b""
+        chart.layout.display = "none"
+
+    refresh = _Refresher(update, on_error)
+
+    def on_model(change):
+        refresh.set_quietly(controls["tokens"], preset_tokens(change["new"]) / GIGA)
+        refresh()
+
+    controls["model"].observe(on_model, names="value")
+    refresh.watch(*[c for k, c in controls.items() if k != "model"])
+    box.refresh = refresh
+    refresh()
+    return box
+
+
+# --------------------------------------------------------------------------------------
+# 08: measured against estimated
+# --------------------------------------------------------------------------------------
+def measured_vs_estimated(flop: float, flop_per_s: float, observed: dict, cpu_power_w: float,
+                          host_power_w: float = 0.0, utilisation: float = 1.0) -> widgets.VBox:
+    """Estimate a measured run at an assumed utilisation and power, beside the measurement.
+
+    Parameters
+    ----------
+    flop : float
+        Work of the run. [FLOP]
+    flop_per_s : float
+        Best achievable rate (the timed matmul). [FLOP/s]
+    observed : dict
+        Measured ``time_s`` [s], ``cpu_energy_j`` and ``energy_j`` [J].
+    cpu_power_w, host_power_w : float
+        Starting power figures (CodeCarbon's CPU and RAM power). [W]
+    utilisation : float
+        Starting share of ``flop_per_s`` the run is assumed to reach. [-]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        ``controls`` (utilisation slider, CPU and host power), ``message``, ``summary``
+        (HTML), ``table`` (HTML: :func:`traincost.measure.side_by_side`), ``result`` (that
+        table), ``refresh()``.
+    """
+    from . import measure
+
+    controls = {
+        "utilisation": widgets.FloatSlider(value=utilisation, min=0.02, max=1.0, step=0.01,
+                                           description="utilisation [-]",
+                                           continuous_update=False, style=_STYLE,
+                                           layout=_WIDE),
+        "cpu_power": widgets.FloatText(value=round(cpu_power_w, 2), description="CPU power [W]",
+                                       style=_STYLE, layout=_WIDE),
+        "host_power": widgets.FloatText(value=round(host_power_w, 2),
+                                        description="host (RAM) power [W]", style=_STYLE,
+                                        layout=_WIDE),
+    }
+    message, summary, table = widgets.HTML(), widgets.HTML(), widgets.HTML()
+    box = widgets.VBox([widgets.VBox(list(controls.values())), message, summary, table])
+    box.controls, box.message, box.summary, box.table, box.result = \
+        controls, message, summary, table, None
+    matching = flop / observed["time_s"] / flop_per_s     # the run's own utilisation
+
+    def update():
+        u = controls["utilisation"].value
+        est = measure.estimate_run(flop, flop_per_s * u, controls["cpu_power"].value,
+                                   controls["host_power"].value)
+        df = measure.side_by_side(observed, est)
+        box.result = df
+        message.value = ""
+        summary.value = _cards([
+            ("Assumed utilisation", f"{sig(u)}"),
+            ("Estimated time", f"{sig(est['time_s'])} s"),
+            ("Measured time", f"{sig(observed['time_s'])} s"),
+            ("Utilisation that matches", f"{sig(matching)}")])
+        out = df.copy()
+        for col in out.columns:
+            out[col] = [sig(v) for v in out[col]]
+        table.value = out.to_html(escape=True, border=0, classes="traincost-table")
+
+    def on_error(text):
+        box.result = None
+        message.value = _message_html(text)
+        summary.value = table.value = ""
+
+    refresh = _Refresher(update, on_error)
+    refresh.watch(*controls.values())
     box.refresh = refresh
     refresh()
     return box

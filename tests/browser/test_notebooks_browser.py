@@ -8,6 +8,7 @@ right way (read the text, not just that something re-rendered).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -122,3 +123,14 @@ def test_voila_index(page, server):
     _set_int(page, "devices", 512)
     _wait_for_change(page, ".widget-html-content", old, "Training time")
     assert _headline_days(page) < before
+
+
+NOTEBOOKS = sorted(p.name for p in (Path(__file__).resolve().parents[2] / "notebooks")
+                   .glob("[0-9][0-9]-*.ipynb"))
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS)
+def test_lab_run_all_shows_widgets_and_no_errors(page, server, notebook):
+    _open_and_run_all(page, server, notebook)
+    page.wait_for_selector(".jupyter-widgets", state="attached", timeout=60_000)
+    _no_errors(page)

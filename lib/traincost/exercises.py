@@ -1,0 +1,546 @@
+"""Check functions for the classroom exercises in ``notebooks/exercises/``.
+
+Each exercise notebook asks one question and ends with a call such as
+``exercises.check_flops_of_a_model(ANSWER)``. The checker computes the right answer
+from traincost's own formulas (the same ones the estimate uses), compares the
+student's answer within a stated tolerance and returns :class:`Feedback`: right, or
+not yet with a hint that names the concept and the formula, and, for the usual
+mistakes (forward pass only, GB for GiB, PUE left out, ...), says which one it looks
+like. The expected value is kept on the feedback object for instructors and tests but
+never printed. Worked solutions are in ``notebooks/exercises/solutions/``.
+
+Examples
+--------
+>>> from traincost import exercises
+>>> print(exercises.check_pipeline_bubble(None))
+No answer yet: replace None with your answer and run the cell again.
+>>> exercises.check_pipeline_bubble(7 / 32).correct     # (p - 1) / (v * m), m = 512 / (16 * 1)
+True
+>>> fb = exercises.check_pipeline_bubble(7 / 39)
+>>> fb.correct, "share of the whole step" in fb.hint
+(False, True)
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from . import catalog, explore
+from .estimate import compare
+from .performance import pipeline_bubble_fraction
+from .units import GB, GIB, GRAMS_PER_TONNE, JOULES_PER_MWH
+
+#: layout knobs a student chooses in the "choosing a layout" exercise
+LAYOUT_ANSWER_KEYS = ("tp", "pp", "micro_batch", "recompute", "zero")
+
+#: accelerators and defaults of the "cheapest green option" exercise
+GREEN_ACCELERATORS = ("a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb", "tpu-v5p")
+
+
+@dataclass(frozen=True, repr=False)
+class Feedback:
+    """The result of checking one answer.
+
+    Parameters
+    ----------
+    exercise : str
+        Exercise id. [-]
+    correct : bool
+        Whether the answer is right within the tolerance. [-]
+    message : str
+        One line: right, or not yet and in which direction. [-]
+    hint : str
+        The concept and its formula (empty when right). [-]
+    tolerance : str
+        How close counts as right, in words. [-]
+    expected : object
+        The right answer (for instructors and tests; not printed). [-]
+    """
+
+    exercise: str
+    correct: bool
+    message: str
+    hint: str = ""
+    tolerance: str = ""
+    expected: object = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        lines = [self.message]
+        if self.hint:
+            lines.append(f"Hint: {self.hint}")
+        if self.tolerance:
+            lines.append(f"(Counted as right: {self.tolerance}.)")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        colour = "#009E73" if self.correct else "#D55E00"
+        parts = [f"<b style='color:{colour}'>{html.escape(self.message)}</b>"]
+        if self.hint:
+            parts.append(f"<b>Hint:</b> {html.escape(self.hint)}")
+        if self.tolerance:
+            parts.append(f"<span style='color:#555'>Counted as right: "
+                         f"{html.escape(self.tolerance)}.</span>")
+        return (f"<div style='border-left:4px solid {colour};padding:4px 10px'>"
+                + "<br>".join(parts) + "</div>")
+
+
+_NO_ANSWER = "No answer yet: replace None with your answer and run the cell again."
+
+
+def _as_number(exercise: str, answer, unit: str):
+    """The answer as a float, or Feedback saying what is wrong with it."""
+    if answer is None:
+        return Feedback(exercise, False, _NO_ANSWER)
+    if isinstance(answer, bool):
+        return Feedback(exercise, False, f"Give a number in {unit}, not {answer!r}.")
+    try:
+        value = float(answer)
+    except (TypeError, ValueError):
+        return Feedback(exercise, False, f"Give a number in {unit}; {answer!r} is not one.")
+    if not math.isfinite(value):
+        return Feedback(exercise, False, f"Give a finite number in {unit}, not {value!r}.")
+    return value
+
+
+def _near(value: float, target: float, rel_tol: float) -> bool:
+    return math.isfinite(target) and target != 0 and abs(value - target) <= rel_tol * abs(target)
+
+
+def _check_value(exercise: str, answer, expected: float, *, rel_tol: float, unit: str,
+                 concept: str, mistakes=(), right_note: str = "") -> Feedback:
+    """Compare a numeric answer with ``expected``; diagnose known mistakes.
+
+    ``mistakes`` holds (value the mistake gives, what to say); an answer within the
+    tolerance of such a value gets that specific hint before the general one.
+    """
+    tolerance = f"within ±{100 * rel_tol:g} % of the value traincost's formulas give"
+    value = _as_number(exercise, answer, unit)
+    if isinstance(value, Feedback):
+        hint = "" if answer is None else concept
+        return Feedback(exercise, False, value.message, hint, tolerance if hint else "",
+                        expected)
+    if _near(value, expected, rel_tol):
+        note = f" {right_note}" if right_note else ""
+        return Feedback(exercise, True, f"Right: {value:.3g} {unit}.{note}", "", tolerance,
+                        expected)
+    for mistake_value, text in mistakes:
+        if _near(value, mistake_value, rel_tol):
+            return Feedback(exercise, False, f"Not yet: {value:.3g} {unit} is off.",
+                            f"{text} {concept}", tolerance, expected)
+    ratio = value / expected
+    if ratio > 0:
+        how = (f"about {ratio:.2g} times too high" if ratio > 1 + rel_tol
+               else f"about {1 / ratio:.2g} times too low")
+    else:
+        how = "of the wrong sign"
+    return Feedback(exercise, False, f"Not yet: {value:.3g} {unit} is {how}.", concept,
+                    tolerance, expected)
+
+
+# --------------------------------------------------------------------------------------
+# 1. FLOP of a model
+# --------------------------------------------------------------------------------------
+FLOPS_CONCEPT = ("Training costs about 6 FLOP per parameter per token (2 in the forward pass, "
+                 "4 in the backward pass) plus attention, 12·L·h·s per token (PaLM, App. B): "
+                 "C ≈ (6·N + 12·L·h·s) · D, with N parameters, L layers, h hidden size, "
+                 "s sequence length, D training tokens.")
+
+
+def solution_flops_of_a_model(model: str = "llama2-7b", tokens: float | None = None) -> float:
+    """Model training FLOP of a preset: model FLOP per token x tokens (no recompute). [FLOP]"""
+    wl = catalog.model(model, tokens=tokens)
+    parts = explore.flop_per_token_parts(wl, recompute="none")
+    model_flop_per_token = parts["layer_matmuls"] + parts["attention_core"] + parts["output_layer"]
+    return model_flop_per_token * wl.tokens
+
+
+def check_flops_of_a_model(answer, model: str = "llama2-7b",
+                           tokens: float | None = None) -> Feedback:
+    """Check the total training FLOP of ``model`` on ``tokens`` tokens (±5 %). [FLOP]
+
+    Parameters
+    ----------
+    answer : float
+        The student's total training compute. [FLOP]
+    model : str
+        Preset id. [-]
+    tokens : float, optional
+        Training tokens; the preset's reported figure when None. [tokens]
+    """
+    wl = catalog.model(model, tokens=tokens)
+    expected = solution_flops_of_a_model(model, tokens)
+    n = float(explore.parameter_counts(wl)["total"])
+    attention_share = 12 * wl.layers * wl.hidden * wl.seq_len * wl.tokens / expected
+    mistakes = [
+        (6 * n * wl.tokens, f"That is 6·N·D alone: at sequence length {wl.seq_len} the "
+                            f"attention term adds about {100 * attention_share:.0f} %."),
+        (2 * n * wl.tokens, "That looks like the forward pass only (2·N·D): the backward "
+                            "pass costs twice the forward."),
+        (expected / wl.tokens, "That looks like FLOP per token: multiply by the training "
+                               "tokens D."),
+    ]
+    return _check_value("flops-of-a-model", answer, expected, rel_tol=0.05, unit="FLOP",
+                        concept=FLOPS_CONCEPT, mistakes=mistakes)
+
+
+# --------------------------------------------------------------------------------------
+# 2. Will it fit?
+# --------------------------------------------------------------------------------------
+FIT_CONCEPT = ("Mixed-precision Adam keeps 2 bytes of bf16 weights, 2 of gradients and 12 of "
+               "optimizer state (fp32 master copy, momentum, variance) per parameter: 16·N "
+               "bytes (ZeRO paper, Sec. 3.1). ZeRO stage 1 divides the optimizer states by dp, "
+               "stage 2 also the gradients, stage 3 also the weights. 1 GiB = 2^30 bytes.")
+
+
+def solution_will_it_fit(model: str = "llama2-13b", dp: int = 8, zero: int = 0) -> float:
+    """Weights + gradients + Adam states per device (no tp/pp), in GiB. [GiB]"""
+    return explore.model_state_gib(model, dp, zero)
+
+
+def check_will_it_fit(answer, model: str = "llama2-13b", dp: int = 8, zero: int = 0,
+                      accelerator: str = "a100-sxm4-80gb") -> Feedback:
+    """Check the model-state memory per device, in GiB (±3 %). [GiB]
+
+    Parameters
+    ----------
+    answer : float
+        Weights + gradients + optimizer states on one device. [GiB]
+    model : str
+        Preset id. [-]
+    dp : int
+        Data-parallel devices ZeRO shards over. [-]
+    zero : int
+        ZeRO stage 0-3. [-]
+    accelerator : str
+        Whose memory the right answer is compared with (said when right). [-]
+    """
+    expected = solution_will_it_fit(model, dp, zero)
+    hbm_gib = catalog.accelerator(accelerator).hbm_bytes / GIB
+    states_all = explore.model_state_gib(model, dp, 0)
+    mistakes = [
+        (expected * GIB / GB, "That looks like GB (10^9 bytes), not GiB (2^30 bytes)."),
+        (expected * 4 / 16, "That counts only weights and gradients: Adam's states are "
+                            "missing."),
+    ]
+    if zero > 0:
+        mistakes.append((states_all, f"That is the unsharded total: ZeRO stage {zero} divides "
+                                     "part of it by dp."))
+        mistakes.append((states_all / dp, "That divides everything by dp, which only ZeRO "
+                                          "stage 3 does."))
+    fits = "fit" if expected < hbm_gib else "do not fit"
+    right_note = (f"On one {accelerator} ({hbm_gib:.3g} GiB) these states alone {fits}; "
+                  "activations and framework memory come on top.")
+    return _check_value("will-it-fit", answer, expected, rel_tol=0.03, unit="GiB",
+                        concept=FIT_CONCEPT, mistakes=mistakes, right_note=right_note)
+
+
+# --------------------------------------------------------------------------------------
+# 3. The pipeline bubble
+# --------------------------------------------------------------------------------------
+BUBBLE_CONCEPT = ("With p pipeline stages and m micro-batches per step (m = B / (dp·b)), the "
+                  "1F1B schedule idles (p − 1) micro-batch slots at the start and end of a step; "
+                  "relative to the ideal compute time the bubble is (p − 1) / (v·m), v being "
+                  "the interleaved chunks per stage (Narayanan et al. SC21, Sec. 2.2). Give it "
+                  "as a fraction, not a percentage.")
+
+
+def solution_pipeline_bubble(pp: int = 8, vpp: int = 1, global_batch: int = 512, dp: int = 16,
+                             micro_batch: int = 1) -> float:
+    """(p − 1) / (v·m) with m = B / (dp·b). [-]"""
+    m = global_batch // (dp * micro_batch)
+    return float(pipeline_bubble_fraction(pp, vpp, m))
+
+
+def check_pipeline_bubble(answer, pp: int = 8, vpp: int = 1, global_batch: int = 512,
+                          dp: int = 16, micro_batch: int = 1) -> Feedback:
+    """Check the pipeline-bubble fraction (p − 1)/(v·m) (±2 %). [-]
+
+    Parameters
+    ----------
+    answer : float
+        Bubble time relative to the ideal compute time, as a fraction. [-]
+    pp, vpp, global_batch, dp, micro_batch : int
+        p, v, B, dp, b of the question. [-]
+    """
+    if global_batch % (dp * micro_batch):
+        raise ValueError(f"global_batch: {global_batch} must be a multiple of dp*micro_batch "
+                         f"= {dp * micro_batch}")
+    expected = solution_pipeline_bubble(pp, vpp, global_batch, dp, micro_batch)
+    m = global_batch // (dp * micro_batch)
+    mistakes = [
+        ((pp - 1) / (vpp * m + pp - 1), "That is the bubble's share of the whole step, "
+                                        "(p − 1)/(v·m + p − 1); the question asks for it "
+                                        "relative to the ideal compute time."),
+        ((pp - 1) / (vpp * global_batch / micro_batch), "That uses m = B/b: each of the dp "
+                                                        "pipelines gets only B/(dp·b) "
+                                                        "micro-batches."),
+        (100 * expected, "That looks like a percentage."),
+    ]
+    if vpp > 1:
+        mistakes.append(((pp - 1) / m, "That ignores interleaving: v chunks per stage divide "
+                                       "the bubble by v."))
+    return _check_value("pipeline-bubble", answer, expected, rel_tol=0.02, unit="(fraction)",
+                        concept=BUBBLE_CONCEPT, mistakes=mistakes)
+
+
+# --------------------------------------------------------------------------------------
+# 4. Choosing a layout
+# --------------------------------------------------------------------------------------
+LAYOUT_CONCEPT = ("A good layout first fits in memory (ZeRO shards states, recompute and "
+                  "small micro-batches cut activations, tp and pp split the model), then wastes "
+                  "the least time: tensor parallelism inside one fast scale-up domain "
+                  "(tp ≤ 8 on 8-GPU servers), few enough pipeline stages that the bubble "
+                  "(p − 1)/(v·m) stays small, and no more recompute than memory needs.")
+
+_PART_HINTS = {
+    "tp_comm": "Most of the lost time is tensor-parallel all-reduces: they sit on the "
+               "critical path and get slow beyond one fast scale-up domain.",
+    "bubble": "Most of the lost time is the pipeline bubble (p − 1)/(v·m): fewer stages or "
+              "more micro-batches per step shrink it.",
+    "pp_comm": "Pipeline sends between stages cost time: fewer stages need fewer of them.",
+    "dp_comm": "Data-parallel traffic shows: ZeRO-3 regathers the weights for every "
+               "micro-batch, and a large dp all-reduces more often across the network.",
+    "optimizer": "The optimizer step is slow: ZeRO stage 1 or higher shards it over dp.",
+    "compute": "Your compute time is higher than needed: full recompute repeats the forward "
+               "pass, and tiny GEMMs (small micro-batch, large tp) run below peak.",
+}
+
+
+def _layout_question(model, accelerator, devices, global_batch):
+    return {"model": model, "accelerator": accelerator, "devices": devices,
+            "global_batch": global_batch, "vpp": 1}
+
+
+def _fastest_layout(model, accelerator, devices, global_batch):
+    """The estimate of the fastest layout traincost's search finds (vpp = cp = ep = 1)."""
+    est = explore.layout_estimate(_layout_question(model, accelerator, devices, global_batch))
+    if isinstance(est, str):
+        raise ValueError(est)
+    return est
+
+
+def solution_choosing_a_layout(model: str = "llama2-70b", accelerator: str = "h100-sxm5-80gb",
+                               devices: int = 64, global_batch: int = 1024) -> dict:
+    """The fastest layout that fits, as traincost's search finds it (vpp = cp = ep = 1)."""
+    layout = explore.fixed_layout(_fastest_layout(model, accelerator, devices, global_batch))
+    return {k: layout[k] for k in LAYOUT_ANSWER_KEYS}
+
+
+def check_choosing_a_layout(answer, model: str = "llama2-70b",
+                            accelerator: str = "h100-sxm5-80gb", devices: int = 64,
+                            global_batch: int = 1024, within: float = 0.10) -> Feedback:
+    """Check a chosen layout: valid, fits, and within ``within`` of the fastest step time.
+
+    Parameters
+    ----------
+    answer : dict
+        ``tp``, ``pp``, ``micro_batch``, ``recompute`` (none/selective/full), ``zero``
+        (0-3); vpp is 1. [-]
+    model, accelerator : str
+        Preset and accelerator ids. [-]
+    devices : int
+        Devices; dp = devices / (tp·pp). [-]
+    global_batch : int
+        Sequences per step. [sequences]
+    within : float
+        How much slower than the fastest layout still counts as right. [-]
+    """
+    name = "choosing-a-layout"
+    tolerance = (f"the layout is valid, fits in memory and its step time is within "
+                 f"{100 * within:g} % of the fastest layout traincost finds")
+    fastest = _fastest_layout(model, accelerator, devices, global_batch)
+    best = {k: v for k, v in explore.fixed_layout(fastest).items() if k in LAYOUT_ANSWER_KEYS}
+    if answer is None:
+        return Feedback(name, False, _NO_ANSWER, "", tolerance, best)
+    if not isinstance(answer, dict):
+        return Feedback(name, False, "Give the layout as a dict, e.g. dict(tp=4, pp=2, "
+                        "micro_batch=1, recompute='selective', zero=1).", "", tolerance, best)
+    missing = [k for k in LAYOUT_ANSWER_KEYS if k not in answer]
+    extra = sorted(set(answer) - set(LAYOUT_ANSWER_KEYS))
+    if missing or extra:
+        what = (f"missing {', '.join(missing)}" if missing else "") + \
+               ("; " if missing and extra else "") + \
+               (f"unknown {', '.join(extra)}" if extra else "")
+        return Feedback(name, False, f"Give exactly {', '.join(LAYOUT_ANSWER_KEYS)} ({what}).",
+                        "", tolerance, best)
+    est = explore.layout_estimate({**_layout_question(model, accelerator, devices,
+                                                      global_batch), **answer})
+    if isinstance(est, str):
+        return Feedback(name, False, f"Not yet: this layout cannot run: {est}", LAYOUT_CONCEPT,
+                        tolerance, best)
+    d = est.to_dict()
+    if not d["fits_in_memory"]:
+        return Feedback(name, False,
+                        f"Not yet: it needs {d['memory_gib_per_device']:.3g} GiB per device of "
+                        f"{d['hbm_gib_per_device']:.3g} GiB: it does not fit.",
+                        "Memory per device = states sharded by ZeRO and by tp·pp, plus "
+                        "activations (cut by recompute and a smaller micro-batch). "
+                        + LAYOUT_CONCEPT, tolerance, best)
+    ratio = est.step_time_s / fastest.step_time_s
+    if ratio <= 1 + within:
+        return Feedback(name, True, f"Right: it fits ({d['memory_gib_per_device']:.3g} GiB "
+                        f"per device) and its step takes {est.step_time_s:.3g} s, "
+                        f"{100 * (ratio - 1):+.0f} % against the fastest layout found.", "",
+                        tolerance, best)
+    mine, theirs = est.step_breakdown_s(), fastest.step_breakdown_s()
+    worst = max(mine, key=lambda k: mine[k] - theirs.get(k, 0.0))
+    return Feedback(name, False, f"Not yet: it fits, but its step takes "
+                    f"{est.step_time_s:.3g} s, {100 * (ratio - 1):.0f} % slower than the "
+                    "fastest layout found.", f"{_PART_HINTS.get(worst, '')} {LAYOUT_CONCEPT}",
+                    tolerance, best)
+
+
+# --------------------------------------------------------------------------------------
+# 5. PUE and region
+# --------------------------------------------------------------------------------------
+PUE_CONCEPT = ("Energy at the plug = IT energy × PUE; operational emissions = energy at the "
+               "plug × grid intensity. Mind the units: 1 MWh × 1 gCO2e/kWh = 1 kgCO2e, so "
+               "tCO2e = MWh × PUE × gCO2e/kWh / 1000.")
+
+
+def solution_pue_and_region(it_energy_mwh: float = 200.0, pue: float = 1.1,
+                            region: str = "SWE") -> float:
+    """Operational emissions of ``it_energy_mwh`` of IT energy at ``pue`` in ``region``. [tCO2e]"""
+    from .footprint import facility_energy_j, operational_co2e_g
+
+    grid = float(catalog.regions().loc[region, "grid_gco2e_per_kwh"])
+    facility = facility_energy_j(it_energy_mwh * JOULES_PER_MWH, pue)
+    return float(operational_co2e_g(facility, grid)) / GRAMS_PER_TONNE
+
+
+def check_pue_and_region(answer, it_energy_mwh: float = 200.0, pue: float = 1.1,
+                         region: str = "SWE") -> Feedback:
+    """Check the operational tCO2e of an IT energy at a PUE in a grid region (±2 %). [tCO2e]
+
+    Parameters
+    ----------
+    answer : float
+        Operational emissions. [tCO2e]
+    it_energy_mwh : float
+        Energy of the IT equipment. [MWh]
+    pue : float
+        Power usage effectiveness of the data centre. [-]
+    region : str
+        Grid region id (``traincost.catalog.regions()``). [-]
+    """
+    expected = solution_pue_and_region(it_energy_mwh, pue, region)
+    mistakes = [
+        (expected / pue, "That leaves out the PUE: cooling and power conversion come on top of "
+                         "the IT energy."),
+        (expected / pue ** 2, "That divides by the PUE: it multiplies."),
+        (expected * 1000, "That looks like kilograms, not tonnes."),
+        (expected / 1000, "That is 1000 times too small: check MWh against kWh."),
+    ]
+    return _check_value("pue-and-region", answer, expected, rel_tol=0.02, unit="tCO2e",
+                        concept=PUE_CONCEPT, mistakes=mistakes)
+
+
+# --------------------------------------------------------------------------------------
+# 6. The cheapest green option
+# --------------------------------------------------------------------------------------
+GREEN_CONCEPT = ("First drop every option whose operational emissions exceed the budget "
+                 "(emissions = energy at the plug × grid intensity, so the same accelerator "
+                 "emits less on a cleaner grid), then pick the cheapest that remains (cost = "
+                 "device-hours × price per device-hour). Fast, cheap and green need not be "
+                 "the same accelerator.")
+
+
+def green_options(model: str = "llama2-7b", devices: int = 256,
+                  accelerators=GREEN_ACCELERATORS, region: str = "world",
+                  global_batch: int = 1024):
+    """:func:`traincost.compare` of the exercise's options (one row per accelerator)."""
+    return compare(list(accelerators), devices, model=model, global_batch=global_batch,
+                   region=region)
+
+
+def solution_cheapest_green_option(model: str = "llama2-7b", devices: int = 256,
+                                   accelerators=GREEN_ACCELERATORS, region: str = "world",
+                                   budget_t: float = 45.0, global_batch: int = 1024):
+    """The cheapest accelerator whose operational tCO2e is within budget (None if none)."""
+    df = green_options(model, devices, accelerators, region, global_batch)
+    fits = df["fits_in_memory"].map(lambda v: bool(v) if pd.notna(v) else False)
+    ok = df[fits & (df["co2e_t"] <= budget_t) & df["cost_usd"].notna()]
+    if ok.empty:
+        return None
+    return str(ok.sort_values(["cost_usd", "co2e_t"]).index[0])
+
+
+def check_cheapest_green_option(answer, model: str = "llama2-7b", devices: int = 256,
+                                accelerators=GREEN_ACCELERATORS, region: str = "world",
+                                budget_t: float = 45.0, global_batch: int = 1024) -> Feedback:
+    """Check the cheapest accelerator that stays within a carbon budget (exact choice).
+
+    Parameters
+    ----------
+    answer : str or None
+        Accelerator id, or ``"none"`` when no option meets the budget. [-]
+    model : str
+        Preset id. [-]
+    devices : int
+        Devices of each accelerator. [-]
+    accelerators : sequence of str
+        The options. [-]
+    region : str
+        Grid region id. [-]
+    budget_t : float
+        Carbon budget for operational emissions. [tCO2e]
+    global_batch : int
+        Sequences per step. [sequences]
+    """
+    name = "cheapest-green-option"
+    tolerance = ("the exact accelerator; costs and emissions as traincost.compare computes "
+                 "them")
+    expected = solution_cheapest_green_option(model, devices, accelerators, region, budget_t,
+                                              global_batch)
+    if answer is None:
+        return Feedback(name, False, _NO_ANSWER, "", tolerance, expected)
+    choice = str(answer).strip().lower()
+    options = [a.lower() for a in accelerators]
+    if choice == "none":
+        if expected is None:
+            return Feedback(name, True, "Right: no option meets the budget.", "", tolerance,
+                            expected)
+        return Feedback(name, False, "Not yet: at least one option meets the budget.",
+                        GREEN_CONCEPT, tolerance, expected)
+    if choice not in options:
+        return Feedback(name, False, f"Choose one of {', '.join(options)} (or 'none'); "
+                        f"{answer!r} is not an option.", "", tolerance, expected)
+    df = green_options(model, devices, accelerators, region, global_batch)
+    row = df.loc[choice]
+    if choice == expected:
+        return Feedback(name, True, f"Right: {choice} emits {row['co2e_t']:.3g} tCO2e "
+                        f"(budget {budget_t:g}) for ${row['cost_usd']:,.0f}, the cheapest that "
+                        "stays within budget.", "", tolerance, expected)
+    if pd.isna(row["fits_in_memory"]) or not bool(row["fits_in_memory"]):
+        why = row["note"] or "it cannot run this job"
+        return Feedback(name, False, f"Not yet: {choice} is out ({why}).", GREEN_CONCEPT,
+                        tolerance, expected)
+    if pd.isna(row["cost_usd"]):
+        return Feedback(name, False, f"Not yet: {choice} has no catalog price, so its cost "
+                        "cannot be compared.", GREEN_CONCEPT, tolerance, expected)
+    if row["co2e_t"] > budget_t:
+        return Feedback(name, False, f"Not yet: {choice} emits {row['co2e_t']:.3g} tCO2e in "
+                        f"{region}, over the budget of {budget_t:g}.", GREEN_CONCEPT,
+                        tolerance, expected)
+    if expected is None:
+        return Feedback(name, False, "Not yet.", GREEN_CONCEPT, tolerance, expected)
+    return Feedback(name, False, f"Not yet: {choice} stays within budget "
+                    f"({row['co2e_t']:.3g} tCO2e) but another option that does costs less.",
+                    GREEN_CONCEPT, tolerance, expected)
+
+
+#: every exercise: id -> (checker, solution function)
+EXERCISES = {
+    "flops-of-a-model": (check_flops_of_a_model, solution_flops_of_a_model),
+    "will-it-fit": (check_will_it_fit, solution_will_it_fit),
+    "pipeline-bubble": (check_pipeline_bubble, solution_pipeline_bubble),
+    "choosing-a-layout": (check_choosing_a_layout, solution_choosing_a_layout),
+    "pue-and-region": (check_pue_and_region, solution_pue_and_region),
+    "cheapest-green-option": (check_cheapest_green_option, solution_cheapest_green_option),
+}

@@ -1,0 +1,229 @@
+"""Each classroom exercise, kernel-free: its solution passes the check, a wrong answer gets a
+"not yet" with a hint that names the concept and states the tolerance, and the usual
+mistakes are recognised. The notebooks themselves (exercise and worked solution) run under
+nbval with the rest of notebooks/."""
+from pathlib import Path
+
+import nbformat
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import traincost
+from traincost import catalog, exercises
+from traincost.units import GB, GIB
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks" / "exercises"
+
+#: a wrong answer for each exercise, built from its solution
+WRONG = {
+    "flops-of-a-model": lambda s: 1.5 * s,
+    "will-it-fit": lambda s: 0.5 * s,
+    "pipeline-bubble": lambda s: 2 * s,
+    "choosing-a-layout": lambda s: {**s, "tp": 1, "pp": 1, "zero": 0, "recompute": "none"},
+    "pue-and-region": lambda s: 3 * s,
+    "cheapest-green-option": lambda s: "a100-sxm4-80gb",
+}
+#: a word of each exercise's concept that its hint must name
+CONCEPT_WORD = {
+    "flops-of-a-model": "6·N", "will-it-fit": "ZeRO", "pipeline-bubble": "(p − 1)",
+    "choosing-a-layout": "memory", "pue-and-region": "PUE",
+    "cheapest-green-option": "budget",
+}
+
+
+@pytest.fixture(scope="module", params=sorted(exercises.EXERCISES))
+def exercise(request):
+    check, solution = exercises.EXERCISES[request.param]
+    return request.param, check, solution, solution()
+
+
+def test_solution_passes(exercise):
+    name, check, _, answer = exercise
+    fb = check(answer)
+    assert fb.correct, str(fb)
+    assert fb.exercise == name
+    assert fb.message.startswith("Right")
+    assert fb.tolerance                                 # the tolerance is stated
+
+
+def test_wrong_answer_gets_a_hint_naming_the_concept(exercise):
+    name, check, _, answer = exercise
+    fb = check(WRONG[name](answer))
+    assert not fb.correct
+    assert fb.message.startswith("Not yet")
+    assert CONCEPT_WORD[name] in fb.hint
+    assert fb.tolerance and "Counted as right" in str(fb)
+
+
+def test_no_answer_yet_is_not_an_error(exercise):
+    _, check, _, _ = exercise
+    fb = check(None)
+    assert not fb.correct and "No answer yet" in fb.message
+
+
+def test_feedback_renders_as_text_and_html(exercise):
+    name, check, _, answer = exercise
+    for fb in (check(answer), check(WRONG[name](answer))):
+        assert fb.message in str(fb) and fb.message in repr(fb)
+        assert "<div" in fb._repr_html_()
+
+
+@pytest.mark.parametrize("name", ["flops-of-a-model", "will-it-fit", "pipeline-bubble",
+                                  "pue-and-region"])
+def test_wrong_numeric_answer_does_not_give_the_answer_away(name):
+    check, solution = exercises.EXERCISES[name]
+    expected = solution()
+    fb = check(WRONG[name](expected))
+    assert f"{expected:.3g}" not in str(fb)
+
+
+@pytest.mark.parametrize("name", ["flops-of-a-model", "will-it-fit", "pipeline-bubble",
+                                  "pue-and-region"])
+@pytest.mark.parametrize("bad", ["lots", [1, 2], float("inf"), True])
+def test_non_numbers_are_explained(name, bad):
+    check, _ = exercises.EXERCISES[name]
+    fb = check(bad)
+    assert not fb.correct and "number" in fb.message
+
+
+# --- 1. FLOP of a model: hand-derived and the usual mistakes ---------------------------------
+def test_flops_textbook_formula_is_right_and_6nd_alone_is_not():
+    wl = catalog.model("llama2-7b")
+    n = traincost.estimate(accelerator="b200", devices=8, model="llama2-7b",
+                           global_batch=1024).params
+    palm = (6 * n + 12 * wl.layers * wl.hidden * wl.seq_len) * wl.tokens   # PaLM App. B
+    assert exercises.check_flops_of_a_model(palm).correct
+    fb = exercises.check_flops_of_a_model(6 * n * wl.tokens)
+    assert not fb.correct and "6·N·D alone" in fb.hint
+    fb = exercises.check_flops_of_a_model(2 * n * wl.tokens)
+    assert "forward pass only" in fb.hint
+
+
+def test_flops_per_token_instead_of_total_is_recognised():
+    wl = catalog.model("llama2-7b")
+    fb = exercises.check_flops_of_a_model(exercises.solution_flops_of_a_model() / wl.tokens)
+    assert "per token" in fb.hint
+
+
+# --- 2. Will it fit ----------------------------------------------------------------------
+def test_will_it_fit_by_hand():
+    n = traincost.estimate(accelerator="a100-sxm4-80gb", devices=8, model="llama2-13b",
+                           global_batch=1024).params
+    assert exercises.check_will_it_fit(16 * n / GIB, zero=0).correct
+    assert exercises.check_will_it_fit(16 * n / GIB / 8, zero=3, dp=8).correct
+    assert exercises.check_will_it_fit((2 + 2 + 12 / 8) * n / GIB, zero=1, dp=8).correct
+    fb = exercises.check_will_it_fit(16 * n / GB, zero=0)
+    assert not fb.correct and "GiB" in fb.hint
+    fb = exercises.check_will_it_fit(16 * n / GIB, zero=2, dp=8)
+    assert "unsharded" in fb.hint
+    right = exercises.check_will_it_fit(16 * n / GIB, zero=0)
+    assert "do not fit" in right.message                     # 194 GiB > 74.5 GiB
+
+
+# --- 3. Pipeline bubble ------------------------------------------------------------------
+@settings(max_examples=40, deadline=None)
+@given(p=st.integers(2, 16), v=st.sampled_from([1, 2, 4]), dp=st.sampled_from([1, 2, 4, 8]),
+       b=st.sampled_from([1, 2]), k=st.integers(1, 8))
+def test_bubble_is_p_minus_1_over_v_m(p, v, dp, b, k):
+    B = dp * b * 8 * k                                      # a batch that divides evenly
+    m = B // (dp * b)
+    fb = exercises.check_pipeline_bubble((p - 1) / (v * m), pp=p, vpp=v, global_batch=B,
+                                         dp=dp, micro_batch=b)
+    assert fb.correct
+
+
+def test_bubble_mistakes_are_recognised():
+    assert "whole step" in exercises.check_pipeline_bubble(7 / 39).hint
+    assert "B/b" in exercises.check_pipeline_bubble(7 / 512).hint
+    assert "percentage" in exercises.check_pipeline_bubble(100 * 7 / 32).hint
+    assert "interleaving" in exercises.check_pipeline_bubble(7 / 32, vpp=2).hint
+    assert exercises.check_pipeline_bubble(7 / 64, vpp=2).correct
+
+
+def test_bubble_question_must_divide():
+    with pytest.raises(ValueError, match="global_batch"):
+        exercises.check_pipeline_bubble(0.1, global_batch=100, dp=16)
+
+
+# --- 4. Choosing a layout ------------------------------------------------------------------
+def test_solution_layout_is_valid_and_fits():
+    best = exercises.solution_choosing_a_layout()
+    est = traincost.estimate(accelerator="h100-sxm5-80gb", devices=64, model="llama2-70b",
+                             global_batch=1024, vpp=1, cp=1, ep=1, **best)
+    assert est.fits_in_memory
+    assert set(best) == set(exercises.LAYOUT_ANSWER_KEYS)
+
+
+def test_layout_feedback_says_what_is_wrong():
+    invalid = exercises.check_choosing_a_layout(dict(tp=3, pp=1, micro_batch=1,
+                                                     recompute="full", zero=1))
+    assert not invalid.correct and "cannot run" in invalid.message and "tp 3" in invalid.message
+    too_big = exercises.check_choosing_a_layout(dict(tp=1, pp=1, micro_batch=1,
+                                                     recompute="none", zero=0))
+    assert "does not fit" in too_big.message
+    slow = exercises.check_choosing_a_layout(dict(tp=8, pp=8, micro_batch=1,
+                                                  recompute="full", zero=1))
+    assert not slow.correct and "slower" in slow.message
+    missing = exercises.check_choosing_a_layout(dict(tp=8))
+    assert "missing" in missing.message
+    assert "dict" in exercises.check_choosing_a_layout((8, 1)).message
+
+
+def test_any_layout_within_the_tolerance_counts():
+    best = exercises.solution_choosing_a_layout()
+    loose = exercises.check_choosing_a_layout(best, within=10.0)
+    assert loose.correct
+
+
+# --- 5. PUE and region ---------------------------------------------------------------------
+@pytest.mark.parametrize("region", ["SWE", "POL", "world"])
+def test_pue_and_region_by_hand(region):
+    g = catalog.regions().loc[region, "grid_gco2e_per_kwh"]
+    right = 200 * 1.3 * g / 1000                              # MWh x PUE x g/kWh / 1000
+    assert exercises.check_pue_and_region(right, pue=1.3, region=region).correct
+    assert "leaves out the PUE" in exercises.check_pue_and_region(
+        200 * g / 1000, pue=1.3, region=region).hint
+    assert "kilograms" in exercises.check_pue_and_region(
+        right * 1000, pue=1.3, region=region).hint
+
+
+# --- 6. The cheapest green option ---------------------------------------------------------
+def test_green_solution_meets_budget_and_nothing_cheaper_does():
+    for region, budget in (("world", 45.0), ("FRA", 45.0), ("POL", 60.0)):
+        answer = exercises.solution_cheapest_green_option(region=region, budget_t=budget)
+        df = exercises.green_options(region=region)
+        ok = df[(df["co2e_t"] <= budget) & df["cost_usd"].notna()]
+        if answer is None:
+            assert ok.empty
+            continue
+        assert df.loc[answer, "co2e_t"] <= budget
+        assert (ok["cost_usd"] >= df.loc[answer, "cost_usd"]).all()
+        assert exercises.check_cheapest_green_option(answer, region=region,
+                                                     budget_t=budget).correct
+
+
+def test_green_feedback_explains_the_choice():
+    over = exercises.check_cheapest_green_option("a100-sxm4-80gb", region="world",
+                                                 budget_t=1.0)
+    assert "over the budget" in over.message
+    assert exercises.check_cheapest_green_option("none", budget_t=0.001).correct
+    assert "not an option" in exercises.check_cheapest_green_option("gpu-9000").message
+    assert not exercises.check_cheapest_green_option("none", budget_t=1e6).correct
+
+
+# --- the notebooks exist and call their checker ----------------------------------------------
+def _code(path):
+    return "\n".join(c.source for c in nbformat.read(path, as_version=4).cells
+                     if c.cell_type == "code")
+
+
+@pytest.mark.parametrize("name", sorted(exercises.EXERCISES))
+def test_exercise_and_solution_notebooks_call_the_checker(name):
+    checker = exercises.EXERCISES[name][0].__name__
+    student = sorted(NOTEBOOKS.glob(f"*-{name}.ipynb"))
+    solution = sorted((NOTEBOOKS / "solutions").glob(f"*-{name}.ipynb"))
+    assert len(student) == 1 and len(solution) == 1, name
+    assert checker in _code(student[0])
+    assert "= None" in _code(student[0])                      # the student fills it in
+    assert checker in _code(solution[0]) and "assert" in _code(solution[0])
