@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from clihelpers import run, with_flags
 from traincost.cli import main
 
 BASE = ["estimate", "--accelerator", "a100-sxm4-80gb", "--devices", "1536", "--layers", "80",
@@ -17,23 +18,6 @@ KEYS = ["parallel", "params", "model_flop_per_token", "hardware_flop_per_token",
         "memory_gib_per_device", "fits_in_memory", "train_time_days", "device_hours",
         "avg_power_w_per_device", "it_energy_mwh", "facility_energy_mwh", "co2e_t",
         "embodied_co2e_t", "cost_usd", "breakdown"]
-
-
-def run(args, capsys):
-    rc = main(args)
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
-def with_flags(flags):
-    """BASE with each (flag, value) pair replaced or appended."""
-    args = list(BASE)
-    for name, value in zip(flags[::2], flags[1::2]):
-        if name in args:
-            args[args.index(name) + 1] = value
-        else:
-            args += [name, value]
-    return args
 
 
 def test_json_has_every_contract_key(capsys):
@@ -59,7 +43,7 @@ def test_human_output(capsys):
     (["--recompute", "maybe"], "recompute"), (["--region", "atlantis"], "region")])
 def test_bad_input_exits_2_with_one_line(flags, name, capsys):
     with pytest.raises(SystemExit) as exc:
-        sys.exit(main(with_flags(flags) + ["--json"]))
+        sys.exit(main(with_flags(BASE, flags) + ["--json"]))
     out = capsys.readouterr()
     assert exc.value.code == 2
     assert out.out == ""

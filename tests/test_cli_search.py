@@ -5,26 +5,11 @@ import sys
 
 import pytest
 
+from clihelpers import run, with_flags
 from traincost.cli import main
 
 BASE = ["search", "--accelerators", "a100-sxm4-80gb,h100-sxm5-80gb", "--devices", "32,64",
         "--model", "llama2-7b", "--global-batch", "512", "--tokens", "1e10"]
-
-
-def run(args, capsys):
-    rc = main(args)
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
-def with_flags(flags):
-    args = list(BASE)
-    for name, value in zip(flags[::2], flags[1::2]):
-        if name in args:
-            args[args.index(name) + 1] = value
-        else:
-            args += [name, value]
-    return args
 
 
 def test_json_keys(capsys):
@@ -85,7 +70,7 @@ def test_all_accelerators(capsys):
 ])
 def test_bad_input_exits_2_with_one_line(flags, name, capsys):
     with pytest.raises(SystemExit) as exc:
-        sys.exit(main(with_flags(flags) + ["--json"]))
+        sys.exit(main(with_flags(BASE, flags) + ["--json"]))
     out = capsys.readouterr()
     assert exc.value.code == 2
     assert out.out == ""

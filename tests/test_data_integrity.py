@@ -5,7 +5,6 @@ types, ranges, allowed values, unique ids, provenance columns and a few
 cross-column rules. pandas only: no traincost import, so a broken catalog is
 reported here even when the library cannot load it.
 """
-import math
 import pathlib
 import re
 

@@ -21,9 +21,7 @@ def _layout_table(acc_id, model_id, devices, global_batch):
     wl = catalog.model(model_id, global_batch=global_batch, tokens=1e10)
     lay = layout.candidates({}, heads=wl.heads, layers=wl.layers, experts=wl.experts,
                             devices=devices, domain=acc.scaleup_domain_devices)
-    arch = {"heads": wl.heads, "kv_heads": wl.kv_heads_effective, "layers": wl.layers,
-            "seq_len": wl.seq_len, "experts": wl.experts, "devices": devices,
-            "global_batch": wl.global_batch}
+    arch = layout.arch_columns(wl, devices)
     mask = layout.valid({**arch, **lay})
     lay = {k: v[mask] for k, v in lay.items()}
     site = catalog.site("FRA", price_usd_per_h=2.0)

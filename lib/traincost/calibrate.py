@@ -31,7 +31,7 @@ from scipy.optimize import least_squares
 
 from . import catalog, layout
 from .assumptions import PRIOR, Assumptions
-from .estimate import columns
+from .estimate import columns, fixed_knobs
 from .model import evaluate, report_units
 from .validate import METRICS, case_inputs
 
@@ -66,15 +66,13 @@ def _prepare(row: pd.Series, prior: Assumptions) -> Case | None:
     wl = kwargs["workload"]
     precision = kwargs.get("precision") or (
         "bf16" if not math.isnan(acc.peak_bf16_flop_per_s) else "fp16")
-    fixed = {k: kwargs.get(k) for k in ("tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch")}
-    fixed["recompute"] = {"none": 0, "selective": 1, "full": 2}.get(kwargs.get("recompute"))
+    fixed = fixed_knobs(**{k: kwargs.get(k) for k in ("tp", "pp", "cp", "ep", "vpp", "zero",
+                                                       "micro_batch", "recompute")})
     devices = kwargs["devices"]
     lay = layout.candidates(fixed, heads=wl.heads, layers=wl.layers, experts=wl.experts,
                             devices=devices, domain=acc.scaleup_domain_devices,
                             global_batch=wl.global_batch, seq_len=wl.seq_len)
-    arch = {"heads": wl.heads, "kv_heads": wl.kv_heads_effective, "layers": wl.layers,
-            "seq_len": wl.seq_len, "experts": wl.experts, "devices": devices,
-            "global_batch": wl.global_batch}
+    arch = layout.arch_columns(wl, devices)
     mask = layout.valid({**arch, **lay})
     if not mask.any():
         return None

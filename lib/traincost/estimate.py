@@ -201,6 +201,43 @@ def build_workload(model=None, *, layers=None, hidden=None, heads=None, kv_heads
                     experts=experts or 0, top_k=top_k or 0)
 
 
+def job_inputs(workload=None, site=None, *, model=None, layers=None, hidden=None, heads=None,
+               kv_heads=None, ffn_hidden=None, vocab=None, gated_mlp=None, experts=None,
+               top_k=None, seq_len=None, global_batch=None, tokens=None, region=None,
+               grid_intensity=None, pue=None, price_per_hour=None, price_model="rental",
+               assumptions: Assumptions = DEFAULT) -> tuple[Workload, Site]:
+    """The Workload and Site that the flags describe (objects given win), validated."""
+    if workload is None:
+        workload = build_workload(model, layers=layers, hidden=hidden, heads=heads,
+                                  kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab,
+                                  gated_mlp=gated_mlp, experts=experts, top_k=top_k,
+                                  seq_len=seq_len, global_batch=global_batch, tokens=tokens)
+    if tokens is not None:
+        _check_number("tokens", tokens, minimum=0)
+    if site is None:
+        site = catalog.site(region, grid_intensity_g=grid_intensity, pue_value=pue,
+                            price_usd_per_h=math.nan if price_per_hour is None else price_per_hour,
+                            price_model=price_model, assumptions=assumptions)
+    return workload, site
+
+
+def fixed_knobs(tp=None, pp=None, cp=None, ep=None, vpp=None, zero=None, micro_batch=None,
+                recompute=None) -> dict:
+    """The layout knobs the user set, validated (None = open to search; recompute as code)."""
+    fixed = {"tp": tp, "pp": pp, "cp": cp, "ep": ep, "vpp": vpp, "zero": zero,
+             "micro_batch": micro_batch}
+    for k, val in fixed.items():
+        if val is not None:
+            _check_number(k.replace("_", "-"), val, minimum=0 if k != "zero" else -1,
+                          integer=True)
+    if zero is not None and zero not in (0, 1, 2, 3):
+        raise ValueError(f"zero: {zero!r} is not one of 0, 1, 2, 3")
+    if recompute is not None and recompute not in RECOMPUTE_MODES:
+        raise ValueError(f"recompute: {recompute!r} is not one of {', '.join(RECOMPUTE_MODES)}")
+    fixed["recompute"] = None if recompute is None else RECOMPUTE_CODES[recompute]
+    return {k: (None if v is None else int(v)) for k, v in fixed.items()}
+
+
 def estimate(accelerator=None, devices=None, *, workload: Workload | None = None,
              model: str | None = None, layers=None, hidden=None, heads=None, kv_heads=None,
              ffn_hidden=None, vocab=None, gated_mlp=None, experts=None, top_k=None,
@@ -249,35 +286,18 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
     acc = _as_accelerator(accelerator)
     _check_number("devices", devices, minimum=0, integer=True)
     devices = int(devices)
-    if workload is None:
-        workload = build_workload(model, layers=layers, hidden=hidden, heads=heads,
-                                  kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab,
-                                  gated_mlp=gated_mlp, experts=experts, top_k=top_k,
-                                  seq_len=seq_len, global_batch=global_batch, tokens=tokens)
-    if tokens is not None:
-        _check_number("tokens", tokens, minimum=0)
-    if site is None:
-        site = catalog.site(region, grid_intensity_g=grid_intensity, pue_value=pue,
-                            price_usd_per_h=math.nan if price_per_hour is None else price_per_hour,
-                            price_model=price_model, assumptions=assumptions)
+    workload, site = job_inputs(
+        workload, site, model=model, layers=layers, hidden=hidden, heads=heads,
+        kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab, gated_mlp=gated_mlp,
+        experts=experts, top_k=top_k, seq_len=seq_len, global_batch=global_batch, tokens=tokens,
+        region=region, grid_intensity=grid_intensity, pue=pue, price_per_hour=price_per_hour,
+        price_model=price_model, assumptions=assumptions)
     if precision is None:
         precision = "bf16" if not math.isnan(acc.peak_bf16_flop_per_s) else "fp16"
     acc.peak_flop_per_s(precision)                      # raises for a missing precision
-    if recompute is not None and recompute not in RECOMPUTE_MODES:
-        raise ValueError(f"recompute: {recompute!r} is not one of {', '.join(RECOMPUTE_MODES)}")
-    fixed = {"tp": tp, "pp": pp, "cp": cp, "ep": ep, "vpp": vpp, "zero": zero,
-             "micro_batch": micro_batch,
-             "recompute": None if recompute is None else RECOMPUTE_CODES[recompute]}
-    for k, val in fixed.items():
-        if val is not None and k != "recompute":
-            _check_number(k.replace("_", "-"), val, minimum=0 if k != "zero" else -1,
-                          integer=True)
-    if zero is not None and zero not in (0, 1, 2, 3):
-        raise ValueError(f"zero: {zero!r} is not one of 0, 1, 2, 3")
+    fixed = fixed_knobs(tp, pp, cp, ep, vpp, zero, micro_batch, recompute)
     wl = workload
-    arch = {"heads": wl.heads, "kv_heads": wl.kv_heads_effective, "layers": wl.layers,
-            "seq_len": wl.seq_len, "experts": wl.experts, "devices": devices,
-            "global_batch": wl.global_batch}
+    arch = layout.arch_columns(wl, devices)
     open_knobs = tuple(k for k, val in fixed.items() if val is None)
     if not open_knobs:
         lay = {k: np.asarray([v]) for k, v in fixed.items()}

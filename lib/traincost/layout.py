@@ -38,6 +38,13 @@ RULES = (
 )
 
 
+def arch_columns(workload, devices) -> dict:
+    """The workload and device-count columns the layout rules read."""
+    return {"heads": workload.heads, "kv_heads": workload.kv_heads_effective,
+            "layers": workload.layers, "seq_len": workload.seq_len, "experts": workload.experts,
+            "devices": devices, "global_batch": workload.global_batch}
+
+
 def valid(c: dict) -> np.ndarray:
     """Boolean mask: which rows of layout columns ``c`` satisfy every rule."""
     ok = np.ones(np.broadcast(*[np.asarray(v) for v in c.values()]).shape, dtype=bool)

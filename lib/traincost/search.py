@@ -40,8 +40,8 @@ import pandas as pd
 
 from . import catalog, layout
 from .assumptions import DEFAULT, Assumptions
-from .estimate import _as_accelerator, build_workload, columns
-from .inputs import RECOMPUTE_MODES, Accelerator, Workload, _check_number
+from .estimate import _as_accelerator, columns, fixed_knobs, job_inputs
+from .inputs import Accelerator, Workload, _check_number
 from .model import evaluate, report_units
 from .units import GIB
 from .workload import RECOMPUTE_CODES
@@ -300,21 +300,6 @@ def _device_list(devices) -> list:
     return [int(n) for n in devices]
 
 
-def _fixed_layout(tp, pp, cp, ep, vpp, zero, micro_batch, recompute) -> dict:
-    fixed = {"tp": tp, "pp": pp, "cp": cp, "ep": ep, "vpp": vpp, "zero": zero,
-             "micro_batch": micro_batch}
-    for k, val in fixed.items():
-        if val is not None:
-            _check_number(k.replace("_", "-"), val, minimum=0 if k != "zero" else -1,
-                          integer=True)
-    if zero is not None and zero not in (0, 1, 2, 3):
-        raise ValueError(f"zero: {zero!r} is not one of 0, 1, 2, 3")
-    if recompute is not None and recompute not in RECOMPUTE_MODES:
-        raise ValueError(f"recompute: {recompute!r} is not one of {', '.join(RECOMPUTE_MODES)}")
-    fixed["recompute"] = None if recompute is None else RECOMPUTE_CODES[recompute]
-    return {k: (None if v is None else int(v)) for k, v in fixed.items()}
-
-
 def _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom, assumptions):
     limits = {"max_days": max_days, "max_cost_usd": max_cost_usd, "max_co2e_t": max_co2e_t}
     for k, val in limits.items():
@@ -362,12 +347,6 @@ def _groups(accs, devices, wl, fixed, precision, space) -> tuple[list, list, lis
             groups.append(_Group(acc, n, prec, sp, size, offset))
             offset += size
     return groups, errors, notes
-
-
-def _arch(wl: Workload, devices: int) -> dict:
-    return {"heads": wl.heads, "kv_heads": wl.kv_heads_effective, "layers": wl.layers,
-            "seq_len": wl.seq_len, "experts": wl.experts, "devices": devices,
-            "global_batch": wl.global_batch}
 
 
 # ---- the search ----------------------------------------------------------------------------
@@ -430,16 +409,13 @@ def search(accelerators, devices, *, workload: Workload | None = None, model: st
     top, chunk_size = int(top), int(chunk_size)
     accs = _accelerator_list(accelerators)
     devices = _device_list(devices)
-    if workload is None:
-        workload = build_workload(model, layers=layers, hidden=hidden, heads=heads,
-                                  kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab,
-                                  gated_mlp=gated_mlp, experts=experts, top_k=top_k,
-                                  seq_len=seq_len, global_batch=global_batch, tokens=tokens)
-    if site is None:
-        site = catalog.site(region, grid_intensity_g=grid_intensity, pue_value=pue,
-                            price_usd_per_h=math.nan if price_per_hour is None else price_per_hour,
-                            price_model=price_model, assumptions=assumptions)
-    fixed = _fixed_layout(tp, pp, cp, ep, vpp, zero, micro_batch, recompute)
+    workload, site = job_inputs(
+        workload, site, model=model, layers=layers, hidden=hidden, heads=heads,
+        kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab, gated_mlp=gated_mlp,
+        experts=experts, top_k=top_k, seq_len=seq_len, global_batch=global_batch, tokens=tokens,
+        region=region, grid_intensity=grid_intensity, pue=pue, price_per_hour=price_per_hour,
+        price_model=price_model, assumptions=assumptions)
+    fixed = fixed_knobs(tp, pp, cp, ep, vpp, zero, micro_batch, recompute)
     limits, headroom = _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom,
                                     assumptions)
     groups, errors, notes = _groups(accs, devices, workload, fixed, precision, space)
@@ -451,7 +427,7 @@ def search(accelerators, devices, *, workload: Workload | None = None, model: st
     done = 0
     valid_groups = set()
     for gi, g in enumerate(groups):
-        arch = _arch(workload, g.devices)
+        arch = layout.arch_columns(workload, g.devices)
         fill = 1.0 - headroom
         for start in range(0, g.size, chunk_size):
             stop = min(start + chunk_size, g.size)
@@ -469,7 +445,7 @@ def search(accelerators, devices, *, workload: Workload | None = None, model: st
         g = groups[0]
         # name the first rule the user's own choices break, else say so in general
         first = {k: int(v[0]) for k, v in layout.candidate_chunk(g.space, 0, 1).items()}
-        layout.check({**_arch(workload, g.devices), **first})
+        layout.check({**layout.arch_columns(workload, g.devices), **first})
         counts = ", ".join(str(n) for n in devices)
         raise ValueError(f"devices: no valid layout of {counts} devices for this workload "
                          f"(global batch {workload.global_batch}, {workload.layers} layers, "
