@@ -300,3 +300,168 @@ def test_new_charts_use_the_okabe_ito_palette():
     fig = plotting.memory_bars(MEM_ROWS, 80.0)
     colours = {to_hex(p.get_facecolor()).upper() for p in fig.axes[0].patches if p.get_gid()}
     assert colours <= {c.upper() for c in plotting.OKABE_ITO}
+
+
+# ======================================================================================
+# notebook 04: Pareto fronts and why the others lose; notebook 07: predicted vs published
+# ======================================================================================
+from matplotlib.colors import to_rgba  # noqa: E402
+
+
+def offsets(ax, gid):
+    """(x, y) of the points of the scatter with this gid, in drawing order."""
+    found = [c for c in ax.collections if c.get_gid() == gid]
+    assert found, f"no scatter with gid {gid!r}"
+    return np.asarray(found[0].get_offsets(), dtype=float)
+
+
+@pytest.fixture(scope="module")
+def small_search():
+    # every feasible layout is kept (top is larger than the layouts that fit)
+    return traincost.search(["a100-sxm4-80gb", "h100-sxm5-80gb"], [64, 128], model="llama2-7b",
+                            global_batch=512, tokens=1e11, objective="cost", top=100_000)
+
+
+def test_pareto_front_points_are_non_dominated(small_search):
+    res = small_search
+    assert len(res.top) == res.layouts_feasible                 # the whole feasible set
+    fig = plotting.pareto_plot(res)
+    for ax, name in zip(fig.axes, ("time_cost", "time_carbon")):
+        y_col = plotting.PARETO_AXES[name][0]
+        front = offsets(ax, f"front:{name}")
+        assert len(front) == len(res.pareto[name]) >= 1
+        np.testing.assert_allclose(front[:, 0], res.pareto[name]["train_time_days"])
+        np.testing.assert_allclose(front[:, 1], res.pareto[name][y_col])
+        xs = res.top["train_time_days"].to_numpy(dtype=float)
+        ys = res.top[y_col].to_numpy(dtype=float)
+        for x, y in front:
+            # no feasible layout is at least as good on both axes and better on one
+            beats = (xs <= x * (1 + 1e-12)) & (ys <= y * (1 + 1e-12)) & \
+                    ((xs < x * (1 - 1e-9)) | (ys < y * (1 - 1e-9)))
+            assert not beats.any(), (name, x, y)
+        # along a front, faster means dearer (or dirtier): y falls as x grows
+        assert np.all(np.diff(front[:, 0]) > 0) and np.all(np.diff(front[:, 1]) < 0)
+        assert len(offsets(ax, f"others:{name}")) == len(res.top)
+        assert "[days]" in ax.get_xlabel()
+    assert "[USD]" in fig.axes[0].get_ylabel() and "[tCO2e]" in fig.axes[1].get_ylabel()
+    assert fig._suptitle.get_text()
+
+
+def test_pareto_plot_rings_the_best_of_the_objective(small_search):
+    res = small_search
+    ax = plotting.pareto_plot(res, fronts=("time_cost",)).axes[0]
+    ring = [ln for ln in ax.lines if ln.get_gid() == "best"][0]
+    best = res.best["cost"]
+    assert (ring.get_xdata()[0], ring.get_ydata()[0]) == pytest.approx(
+        (best["train_time_days"], best["cost_usd"]))
+    # the cheapest layout is the last (slowest) point of the time-cost front
+    assert best["cost_usd"] == pytest.approx(res.pareto["time_cost"]["cost_usd"].iloc[-1])
+
+
+def test_pareto_plot_from_hand_written_fronts():
+    front = pd.DataFrame({"accelerator": ["a", "b", "a"], "devices": [512, 256, 128],
+                          "train_time_days": [10.0, 20.0, 40.0],
+                          "cost_usd": [3e6, 2e6, 1.5e6], "co2e_t": [30.0, 20.0, 15.0]})
+    fig = plotting.pareto_plot({"time_cost": front, "time_carbon": front})
+    ax = fig.axes[0]
+    np.testing.assert_allclose(offsets(ax, "front:time_cost"),
+                               [[10, 3e6], [20, 2e6], [40, 1.5e6]])
+    colours = [to_rgba(c) for c in
+               [c for c in ax.collections if c.get_gid() == "front:time_cost"][0].get_facecolor()]
+    assert colours[0] == colours[2] != colours[1]               # one colour per accelerator
+    assert ax.get_xscale() == "linear"                           # a 4x spread stays linear
+    assert not [ln for ln in ax.lines if ln.get_gid() == "best"]
+    with pytest.raises(ValueError, match="fronts"):
+        plotting.pareto_plot({"time_cost": front}, fronts=("time_energy",))
+    with pytest.raises(ValueError, match="fronts"):
+        plotting.pareto_plot({"time_cost": front}, fronts=())
+
+
+def test_why_lose_bars_steps_memory_and_limit():
+    steps = {"best": {"compute": 10.0, "bubble": 1.0}, "loser": {"compute": 10.0, "bubble": 5.0}}
+    memory = {"best": {"weights": 40.0, "activations": 20.0},
+              "loser": {"weights": 40.0, "activations": 60.0}}
+    fig = plotting.why_lose_bars(steps, memory, limit_fraction=0.9)
+    top, bottom = fig.axes[:2]
+    assert segments(top)[("loser", "bubble")] == pytest.approx((10.0, 5.0))
+    line = [ln for ln in bottom.lines if ln.get_gid() == "limit"][0]
+    assert line.get_xdata()[0] == pytest.approx(90.0)            # per cent of the device
+    assert sum("over the limit" in t.get_text() for t in bottom.texts) == 1
+    assert "[s]" in top.get_xlabel() and "[%" in bottom.get_xlabel()
+    with pytest.raises(ValueError, match="memory_rows"):
+        plotting.why_lose_bars(steps, {"best": memory["best"]})
+
+
+def validation_table():
+    """A comparison table written by hand: two families, one model gap, one missing value."""
+    return pd.DataFrame({
+        "case": ["a", "a", "b", "c", "d"],
+        "family": ["throughput", "power", "throughput", "throughput", "energy"],
+        "metric": ["mfu", "avg_power_w_per_device", "mfu", "mfu", "energy_mwh"],
+        "predicted": [0.5, 330.0, 0.25, np.nan, 120.0],
+        "reported": [0.4, 300.0, 0.5, 0.4, 100.0],
+        "error_pct": [25.0, 10.0, -50.0, np.nan, 20.0],
+        "model_gap": ["", "", "its own stack", "", ""]})
+
+
+def test_validation_scatter_one_point_per_validated_metric():
+    fig = plotting.validation_scatter(validation_table(), errors=False)
+    ax = fig.axes[0]
+    points = {tuple(p) for c in ax.collections if c.get_gid() not in (None, "band")
+              for p in np.asarray(c.get_offsets())}
+    # x = published, y = predicted; the row without a prediction is not drawn
+    assert points == {(0.4, 0.5), (300.0, 330.0), (0.5, 0.25), (100.0, 120.0)}
+    urls = sorted(u for c in ax.collections if c.get_gid() not in (None, "band")
+                  for u in c.get_urls())
+    assert urls == ["a|avg_power_w_per_device", "a|mfu", "b|mfu", "d|energy_mwh"]
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    assert "[" in ax.get_xlabel() and "[" in ax.get_ylabel()
+
+
+def test_validation_scatter_ideal_line_is_y_equals_x_with_a_band():
+    ax = plotting.validation_scatter(validation_table(), band_pct=10.0).axes[0]
+    ideal = [ln for ln in ax.lines if ln.get_gid() == "ideal"][0]
+    np.testing.assert_allclose(ideal.get_xdata(), ideal.get_ydata())   # through (x, x)
+    band = [c for c in ax.collections if c.get_gid() == "band"][0]
+    verts = band.get_paths()[0].vertices
+    x = ideal.get_xdata()[0]
+    ys = verts[np.isclose(verts[:, 0], x), 1]
+    assert min(ys) == pytest.approx(0.9 * x) and max(ys) == pytest.approx(1.1 * x)
+
+
+def test_validation_scatter_model_gap_is_hollow_and_labelled():
+    ax = plotting.validation_scatter(validation_table()).axes[0]
+    gap = [c for c in ax.collections if c.get_gid() == "throughput:model gap"][0]
+    assert gap.get_urls() == ["b|mfu"]
+    assert len(gap.get_facecolor()) == 0 or gap.get_facecolor()[0][3] == 0   # hollow
+    assert to_rgba(gap.get_edgecolor()[0]) == to_rgba(plotting.FAMILY_STYLES["throughput"][0])
+    solid = [c for c in ax.collections if c.get_gid() == "throughput"][0]
+    assert to_rgba(solid.get_facecolor()[0]) == to_rgba(plotting.FAMILY_STYLES["throughput"][0])
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("model gap" in t for t in labels)
+    # a measured power is not spoiled by its case's model gap
+    table = validation_table().assign(model_gap=["x", "x", "", "", ""])
+    assert plotting.model_gap_mask(table).tolist() == [True, False, False, False, False]
+
+
+def test_validation_scatter_real_table_draws_every_compared_figure():
+    from traincost import validate
+
+    table = validate.compare_published()
+    ax = plotting.validation_scatter(table).axes[0]
+    drawn = sum(len(c.get_offsets()) for c in ax.collections if c.get_gid() not in (None, "band"))
+    assert drawn == int(((table["predicted"] > 0) & (table["reported"] > 0)).sum())
+    gaps = sum(len(c.get_offsets()) for c in ax.collections
+               if c.get_gid() and c.get_gid().endswith(":model gap"))
+    assert gaps == int(plotting.model_gap_mask(table).sum()) > 0
+
+
+@pytest.mark.parametrize("kwargs, field", [({"band_pct": -1}, "band_pct"),
+                                           ({"band_pct": 100}, "band_pct")])
+def test_validation_scatter_rejects_bad_input(kwargs, field):
+    with pytest.raises(ValueError, match=field):
+        plotting.validation_scatter(validation_table(), **kwargs)
+    with pytest.raises(ValueError, match="table"):
+        plotting.validation_scatter(validation_table().drop(columns="model_gap"))
+    with pytest.raises(ValueError, match="table"):
+        plotting.validation_scatter(validation_table().iloc[3:4])

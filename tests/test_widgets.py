@@ -4,11 +4,13 @@ what it shows. No browser: the callbacks run synchronously when a control's valu
 import math
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
 import traincost
-from traincost import catalog, widgets
+from traincost import catalog, plotting, widgets
+from traincost.model import STEP_PARTS
 
 TWO = ("a100-sxm4-80gb", "h100-sxm5-80gb")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -514,3 +516,195 @@ def test_measured_vs_estimated_bad_power_is_a_message():
     assert "cpu_power_w" in box.message.value and box.result is None
     box.controls["cpu_power"].value = 5.0
     assert box.message.value == "" and box.result is not None
+
+
+# --- 04: find the best layout ------------------------------------------------------------------
+SMALL_SEARCH = dict(model="llama2-7b", accelerators=("a100-sxm4-80gb", "h100-sxm5-80gb"),
+                    device_counts=(64, 128), tokens=1e11, global_batch=512)
+
+
+@pytest.fixture
+def finder():
+    return widgets.find_best_layout(objective="cost", **SMALL_SEARCH)
+
+
+def test_find_best_layout_default_renders_real_numbers():
+    box = widgets.find_best_layout()
+    res = box.result
+    assert box.message.value == "" and res.layouts_feasible > 0
+    assert box.chart.value[:8] == PNG_MAGIC and box.losers.value[:8] == PNG_MAGIC
+    assert "Best for dollars" in box.summary.value and "[days]" in box.table.value
+    assert "MFU check" in box.notes.value
+    # the progress bar was fed by the search's callback, up to every layout walked
+    assert box.progress.max == box.progress.value == res.layouts_enumerated
+
+
+def test_find_best_layout_objective_changes_the_best(finder):
+    res = finder.result
+    bests = {}
+    for objective, column in widgets.OBJECTIVES.items():
+        finder.controls["objective"].value = objective
+        best = finder.best
+        bests[objective] = best
+        assert finder.result.objective == objective
+        # the reported best minimises its own objective over every feasible layout kept
+        top = finder.result.top
+        assert len(top) == finder.result.layouts_feasible
+        assert best[column] == pytest.approx(top[column].min())
+        assert best[column] == pytest.approx(res.best[objective][column])
+    # each best beats the others' bests on its own objective
+    assert bests["time"]["step_time_s"] <= bests["cost"]["step_time_s"]
+    assert bests["cost"]["cost_usd"] <= bests["time"]["cost_usd"]
+    assert bests["carbon"]["co2e_t"] <= bests["time"]["co2e_t"]
+    assert "Best for carbon" in widgets.best_summary_html(
+        traincost.search(SMALL_SEARCH["accelerators"], [64], model="llama2-7b",
+                         global_batch=512, tokens=1e11, objective="carbon"))
+
+
+@pytest.mark.parametrize("text, word", [("100", "batch"), ("64, lots", "devices"),
+                                        ("0", "devices"), ("", "devices")])
+def test_find_best_layout_invalid_device_count_shows_a_message(finder, text, word):
+    finder.controls["devices"].value = text                     # must not raise
+    assert word in finder.message.value
+    assert "Traceback" not in finder.message.value
+    assert finder.result is None and finder.best is None
+    assert finder.chart.value == b"" and finder.table.value == ""
+    assert finder.progress.bar_style == "danger"
+    finder.controls["devices"].value = "64"                     # back to valid: cleared
+    assert finder.message.value == "" and finder.result is not None
+
+
+@pytest.mark.parametrize("control, value, word", [("max_days", "soon", "deadline"),
+                                                  ("max_cost", "-5", "budget"),
+                                                  ("max_co2e", "x", "carbon cap")])
+def test_find_best_layout_invalid_constraints_show_a_message(finder, control, value, word):
+    finder.controls[control].value = value
+    assert word in finder.message.value and finder.result is None
+
+
+def test_find_best_layout_no_accelerator_is_a_message(finder):
+    finder.controls["accelerators"].value = ()
+    assert "accelerator" in finder.message.value and finder.result is None
+    finder.controls["accelerators"].value = ("mi300x",)           # no catalog price
+    assert "catalog price" in finder.message.value and finder.best is None
+    finder.controls["objective"].value = "carbon"
+    assert finder.message.value == "" and finder.best["accelerator"] == "mi300x"
+
+
+def test_find_best_layout_deadline_and_headroom_constrain(finder):
+    fastest = finder.result.best["time"]["train_time_days"]
+    deadline = round(fastest * 1.2, 3)
+    finder.controls["max_days"].value = str(deadline)
+    top = finder.result.top
+    assert (top["train_time_days"] <= deadline).all()
+    assert finder.best["train_time_days"] <= deadline
+    finder.controls["max_days"].value = str(round(fastest / 2, 3))   # nobody is that fast
+    assert finder.best is None and "deadline" in finder.message.value
+    assert finder.chart.value == b""
+    finder.controls["max_days"].value = ""
+    fit_default = finder.result.layouts_fit
+    finder.controls["headroom"].value = 0.4
+    assert finder.result.layouts_fit < fit_default
+    assert (finder.result.top["memory_fraction_of_hbm"] <= 0.6 + 1e-12).all()
+
+
+def test_find_best_layout_button_when_auto_is_off():
+    box = widgets.find_best_layout(objective="cost", auto=False, **SMALL_SEARCH)
+    assert box.result.objective == "cost"                       # the first search still runs
+    box.controls["objective"].value = "time"
+    assert box.result.objective == "cost"                       # waits for the button
+    box.button.click()
+    assert box.result.objective == "time"
+
+
+def test_find_best_layout_model_change_brings_its_tokens(finder):
+    finder.controls["model"].value = "llama2-13b"
+    assert finder.controls["tokens"].value * 1e9 == pytest.approx(
+        catalog.models().loc["llama2-13b", "tokens_reported"])
+    assert finder.result is not None and finder.message.value == ""
+
+
+def test_why_others_lose_relations():
+    params = {"model": "llama2-70b", "global_batch": 1024, "tokens": None, "region": "world"}
+    res = traincost.search(["h100-sxm5-80gb"], [256], objective="time", top=500, **{
+        k: v for k, v in params.items() if k != "tokens"})
+    df = widgets.why_others_lose(res, params)
+    best = df.loc["best"]
+    # traincost.estimate on the search's layout reproduces the search's numbers
+    assert best["step_time_s"] == pytest.approx(res.best["time"]["step_time_s"], rel=1e-9)
+    assert best["memory_gib_per_device"] == pytest.approx(
+        res.best["time"]["memory_gib_per_device"], rel=1e-9)
+    limit = (1 - res.memory_headroom) * best["hbm_gib_per_device"]
+    assert best["memory_limit_gib"] == pytest.approx(limit) and best["within_limit"]
+    roles = list(df["role"])
+    assert roles[0] == "best" and {"runner-up", "over memory", "bubble",
+                                   "communication"} <= set(roles)
+    row = df[df["role"] == "runner-up"].iloc[0]
+    assert row["step_time_s"] >= best["step_time_s"]
+    assert row["layout"] != best["layout"]
+    row = df[df["role"] == "over memory"].iloc[0]
+    assert row["memory_gib_per_device"] > limit and not row["within_limit"]
+    row = df[df["role"] == "bubble"].iloc[0]
+    assert row["bubble_s"] > best["bubble_s"] and row["within_limit"]
+    row = df[df["role"] == "communication"].iloc[0]
+    assert row["exposed_comm_s"] > best["exposed_comm_s"] and row["within_limit"]
+    # each step is the sum of its parts
+    parts = df[[f"step_{k}_s" for k in STEP_PARTS]].sum(axis=1)
+    np.testing.assert_allclose(parts, df["step_time_s"], rtol=1e-9)
+    steps, memory = widgets.why_lose_rows(df)
+    assert list(steps) == list(memory) and len(steps) == len(df)
+    assert all(r for r in df["reason"])
+
+
+def test_one_knob_variants_change_one_thing():
+    lay = {"tp": 4, "pp": 4, "cp": 1, "ep": 1, "vpp": 2, "zero": 1, "micro_batch": 2,
+           "recompute": "selective"}
+    variants = widgets.one_knob_variants(lay)
+    assert ("tp × 2", {**lay, "tp": 8}) in variants
+    assert ("ZeRO-3", {**lay, "zero": 3}) in variants
+    assert all(v != lay for _, v in variants)
+    assert not any(k == "ZeRO-1" for k, _ in variants)          # the current stage is no change
+
+
+# --- 07: validation explorer ---------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def published():
+    from traincost import validate
+    return validate.compare_published()
+
+
+def test_validation_explorer_default_shows_every_family(published):
+    box = widgets.validation_explorer(published)
+    assert box.message.value == "" and len(box.result) == len(published)
+    assert box.chart.value[:8] == PNG_MAGIC
+    for family in ("throughput", "power", "energy (by construction)"):
+        assert family in box.summary.value
+    assert "mean abs. error [%]" in box.summary.value and "model gap" in box.table.value
+
+
+def test_validation_explorer_filters_by_family(published):
+    box = widgets.validation_explorer(published)
+    box.controls["families"].value = ("power",)
+    assert set(box.result["family"]) == {"power"}
+    assert len(box.result) == int((published["family"] == "power").sum())
+    box.controls["families"].value = ("throughput",)
+    n_gap = int(plotting.model_gap_mask(box.result).sum())
+    assert n_gap > 0
+    box.controls["model_gaps"].value = False
+    assert not plotting.model_gap_mask(box.result).any()
+    assert len(box.result) == int((published["family"] == "throughput").sum()) - n_gap
+
+
+def test_validation_explorer_empty_selection_is_a_message(published):
+    box = widgets.validation_explorer(published)
+    box.controls["families"].value = ()
+    assert "famil" in box.message.value and box.result is None and box.chart.value == b""
+    box.controls["families"].value = ("energy",)
+    assert box.message.value == "" and box.result is not None
+
+
+def test_filter_validation_rejects_unknown_family(published):
+    with pytest.raises(ValueError, match="families"):
+        widgets.filter_validation(published, ["speed"])
+    with pytest.raises(ValueError, match="family"):
+        widgets.validation_explorer(published, families=("speed",))

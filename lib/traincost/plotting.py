@@ -609,3 +609,358 @@ def layout_bars(step_s: dict, memory_gib: dict, hbm_gib: float, *, label: str = 
     if title:
         fig.suptitle(title, fontsize=11, fontweight="bold")
     return fig
+
+
+# --------------------------------------------------------------------------------------
+# notebook 04: Pareto fronts of a layout search, and why the other layouts lose
+# --------------------------------------------------------------------------------------
+#: the y axis of each front :func:`traincost.search` keeps: (column, label with unit, unit)
+PARETO_AXES = {"time_cost": ("cost_usd", "Cost [USD]", "USD"),
+               "time_energy": ("facility_energy_mwh", "Energy at the plug [MWh]", ""),
+               "time_carbon": ("co2e_t", "Operational emissions [tCO2e]", "")}
+PARETO_TITLES = {"time_cost": "Time vs dollars", "time_energy": "Time vs energy",
+                 "time_carbon": "Time vs carbon"}
+#: what each objective of traincost.search minimises, in words
+OBJECTIVE_WORDS = {"time": "time", "cost": "dollars", "energy": "energy", "carbon": "carbon"}
+
+
+def _accelerator_colours(frames) -> dict:
+    """One Okabe-Ito colour per accelerator id, in order of first appearance."""
+    ids = []
+    for df in frames:
+        if df is not None and "accelerator" in df:
+            ids.extend(str(a) for a in df["accelerator"])
+    return {acc: OKABE_ITO[i % len(OKABE_ITO)] for i, acc in enumerate(dict.fromkeys(ids))}
+
+
+def _spread_scale(values) -> str:
+    """``log`` when the positive values span more than 20 x, else ``linear``."""
+    v = np.asarray([x for x in values if np.isfinite(x) and x > 0], dtype=float)
+    return "log" if len(v) and v.max() / v.min() > 20 else "linear"
+
+
+def _number_ticks(axis, unit: str) -> None:
+    """Tick labels as short numbers (k/M suffix); on a log axis also at 2 and 5 x 10^k."""
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: _short_number(v, unit)))
+    if axis.get_scale() == "log":
+        def minor(v, _pos):
+            lead = v / 10 ** math.floor(math.log10(v) + 1e-9) if v > 0 else 0
+            return _short_number(v, unit) if round(lead, 6) in (2.0, 5.0) else ""
+        axis.set_minor_formatter(FuncFormatter(minor))
+
+
+def pareto_plot(result, fronts: Sequence[str] = ("time_cost", "time_carbon"), *, others=None,
+                best=None, title: str | None = None, ax=None) -> Figure:
+    """Pareto fronts of a layout search: training time against dollars (and carbon).
+
+    One panel per front. Every feasible layout given in ``others`` is a small, faint dot in
+    its accelerator's colour; the layouts on the front (no other feasible layout is both
+    faster and cheaper) are large dots joined by a staircase, labelled with their device
+    count; the best layout of the search's objective is ringed.
+
+    Parameters
+    ----------
+    result : traincost.SearchResult or mapping of str to pandas.DataFrame
+        A search result (its ``pareto`` fronts, ``top`` table and best layout are used),
+        or the fronts themselves: ``{front name: rows with accelerator, devices,
+        train_time_days and the front's y column}``.
+    fronts : sequence of str
+        Fronts to draw, each its own panel: ``time_cost``, ``time_energy``, ``time_carbon``
+        (:data:`PARETO_AXES`).
+    others : pandas.DataFrame, optional
+        Feasible layouts drawn behind the fronts; a search result's ``top`` table by default.
+    best : pandas.Series, optional
+        Layout to ring; a search result's best layout for its objective by default.
+    title : str, optional
+        Figure title; by default one that says how to read the chart.
+    ax : None, Figure or sequence of Axes
+        Where to draw (one Axes per front).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Per panel: front points are one scatter with gid ``"front:<name>"`` (in front
+        order, by time), the cloud ``"others:<name>"``, the staircase line ``"staircase"``
+        and the ring ``"best"``.
+    """
+    objective = None
+    if hasattr(result, "pareto"):
+        frames = dict(result.pareto)
+        objective = result.objective
+        if others is None:
+            others = result.top
+        if best is None:
+            best = result.best.get(result.objective)
+    else:
+        frames = dict(result)
+    fronts = list(fronts)
+    if not fronts:
+        raise ValueError("fronts: give at least one front to draw")
+    unknown = [f for f in fronts if f not in PARETO_AXES or f not in frames]
+    if unknown:
+        raise ValueError(f"fronts: {unknown[0]!r} is not among the fronts given "
+                         f"({', '.join(frames) or 'none'}); known: {', '.join(PARETO_AXES)}")
+    if ax is None or isinstance(ax, Figure):
+        fig = ax if ax is not None else Figure(figsize=(5.0 * len(fronts) + 1.8, 4.6),
+                                               layout="constrained")
+        axes = list(fig.subplots(1, len(fronts), squeeze=False)[0])
+    else:
+        axes = list(ax) if isinstance(ax, (Sequence, np.ndarray)) else [ax]
+        if len(axes) != len(fronts) or not all(isinstance(a, Axes) for a in axes):
+            raise ValueError(f"ax: expected None, a Figure or {len(fronts)} Axes (one per "
+                             f"front), got {ax!r}")
+        fig = axes[0].figure
+    colours = _accelerator_colours([frames[f] for f in fronts] + [others])
+    x_col = "train_time_days"
+    for axis, name in zip(axes, fronts):
+        y_col, y_label, unit = PARETO_AXES[name]
+        front = frames[name]
+        xs_all = list(front[x_col]) if len(front) else []
+        ys_all = list(front[y_col]) if len(front) else []
+        if others is not None and len(others):
+            cloud = others[np.isfinite(others[x_col].astype(float))
+                           & np.isfinite(others[y_col].astype(float))]
+            axis.scatter(cloud[x_col].astype(float), cloud[y_col].astype(float), s=7,
+                         c=[colours[str(a)] for a in cloud["accelerator"]], alpha=0.25,
+                         linewidths=0, gid=f"others:{name}", zorder=1)
+            xs_all += list(cloud[x_col].astype(float))
+            ys_all += list(cloud[y_col].astype(float))
+        if len(front):
+            fx = front[x_col].to_numpy(dtype=float)
+            fy = front[y_col].to_numpy(dtype=float)
+            axis.plot(fx, fy, drawstyle="steps-post", color="black", linewidth=1.0,
+                      gid="staircase", zorder=2)
+            axis.scatter(fx, fy, s=60, c=[colours[str(a)] for a in front["accelerator"]],
+                         edgecolors="black", linewidths=0.8, gid=f"front:{name}", zorder=3)
+            for i, (x_, y_, n) in enumerate(zip(fx, fy, front["devices"])):
+                axis.annotate(f"{int(n)}", (x_, y_), textcoords="offset points",
+                              xytext=(4, 6) if i % 2 == 0 else (4, -12), fontsize=8,
+                              color="#333333", zorder=4)
+        if best is not None and np.isfinite(float(best[y_col])):
+            axis.plot([float(best[x_col])], [float(best[y_col])], marker="o", markersize=15,
+                      markerfacecolor="none", markeredgecolor="#D55E00", markeredgewidth=2,
+                      linestyle="none", gid="best", zorder=5)
+        axis.set_xscale(_spread_scale(xs_all))
+        axis.set_yscale(_spread_scale(ys_all))
+        axis.set_xlabel("Training time [days]")
+        axis.set_ylabel(y_label)
+        _number_ticks(axis.xaxis, "")
+        _number_ticks(axis.yaxis, unit)
+        axis.set_title(f"{PARETO_TITLES[name]}: {len(front)} layouts on the front",
+                       fontsize=10)
+        axis.grid(color="#DDDDDD", linewidth=0.6)
+        axis.set_axisbelow(True)
+        for side in ("top", "right"):
+            axis.spines[side].set_visible(False)
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], marker="o", linestyle="none", markersize=7, color=c,
+                      markeredgecolor="black", label=acc) for acc, c in colours.items()]
+    handles += [Line2D([], [], color="black", linewidth=1.0,
+                       label="Pareto front\n(numbers: devices)")]
+    if others is not None and len(others):
+        handles += [Line2D([], [], marker="o", linestyle="none", markersize=4, color="#999999",
+                           alpha=0.5, label="faint: other feasible\nlayouts (same colours)")]
+    if best is not None:
+        handles += [Line2D([], [], marker="o", linestyle="none", markersize=11,
+                           markerfacecolor="none", markeredgecolor="#D55E00",
+                           markeredgewidth=2,
+                           label=f"best for {OBJECTIVE_WORDS.get(objective, 'the objective')}")]
+    axes[-1].legend(handles=handles, fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5),
+                    frameon=False)
+    fig.suptitle(title or "Lower left is better: on the front, going faster costs more",
+                 fontsize=11, fontweight="bold")
+    return fig
+
+
+def why_lose_bars(step_rows, memory_rows, *, limit_fraction: float = 0.9,
+                  title: str | None = None) -> Figure:
+    """Several layouts of one job: where each step's time goes, and memory against the limit.
+
+    Parameters
+    ----------
+    step_rows : mapping
+        ``{label: Estimate.step_breakdown_s()}`` in drawing order. [s]
+    memory_rows : mapping
+        ``{label: memory parts as a share of the device's memory}``, same labels. [%]
+    limit_fraction : float
+        Share of device memory a layout may use (1 - the search's headroom), drawn as a
+        dashed line. [-]
+    title : str, optional
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two axes: step time (top), memory share (bottom); segments carry gid
+        ``"<label>:<part>"``, the limit line ``"limit"``.
+    """
+    from .model import MEMORY_PARTS
+
+    if list(step_rows) != list(memory_rows):
+        raise ValueError("memory_rows: give the same labels, in the same order, as step_rows")
+    if not 0 < limit_fraction <= 1:
+        raise ValueError(f"limit_fraction: {limit_fraction!r} must be in (0, 1]")
+    n = len(step_rows)
+    fig = Figure(figsize=(10.0, 0.8 * n + 3.6), layout="constrained")
+    top, bottom = fig.subplots(2, 1)
+    step_bars(step_rows, ax=top, title="Time per step: only the blue part computes")
+    stacked_bars(memory_rows, MEMORY_PARTS, colours=MEMORY_COLOURS, part_labels=MEMORY_LABELS,
+                 xlabel="Memory per device [% of the device's memory]",
+                 title="Memory per device: past the dashed line the search rejects it",
+                 limit=100.0 * limit_fraction,
+                 limit_label=f"limit {100 * limit_fraction:.3g} % "
+                             f"(headroom {100 * (1 - limit_fraction):.3g} %)", ax=bottom)
+    fig.suptitle(title or "Why the others lose: the same job, layouts side by side",
+                 fontsize=11, fontweight="bold")
+    return fig
+
+
+# --------------------------------------------------------------------------------------
+# notebook 07: predicted against published
+# --------------------------------------------------------------------------------------
+#: colour and marker of each metric family of traincost.validate (fixed, so a filtered
+#: chart keeps its colours)
+FAMILY_STYLES = {"throughput": (OKABE_ITO[0], "o"), "device_hours": (OKABE_ITO[1], "s"),
+                 "train_days": (OKABE_ITO[2], "^"), "power": (OKABE_ITO[3], "D"),
+                 "energy": (OKABE_ITO[4], "v"), "emissions": (OKABE_ITO[5], "P")}
+FAMILY_LABELS = {"throughput": "throughput (TFLOP/s, MFU, step s)",
+                 "device_hours": "device-hours [h]", "train_days": "training time [days]",
+                 "power": "measured power [W]", "energy": "energy [MWh]",
+                 "emissions": "emissions [tCO2e]"}
+
+
+def model_gap_mask(table: pd.DataFrame) -> pd.Series:
+    """Rows whose figure a ``model_gap`` spoils (as :func:`traincost.validate.summary`).
+
+    A model gap (a run the model cannot represent) spoils the time-derived figures of a
+    case, not a power the source measured directly, so ``power`` rows stay solid.
+    """
+    gap = table["model_gap"].fillna("").astype(str).str.len() > 0
+    return gap & (table["family"] != "power")
+
+
+def validation_scatter(table: pd.DataFrame, *, band_pct: float = 10.0, errors: bool = True,
+                       title: str | None = None) -> Figure:
+    """Predicted against published figures on log-log axes, with the ideal line y = x.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`traincost.validate.compare_published`'s table (``case``, ``family``,
+        ``metric``, ``predicted``, ``reported``, ``error_pct``, ``model_gap``). Rows
+        without both a positive prediction and a positive report are not drawn.
+    band_pct : float
+        Half-width of the shaded band around y = x. [%]
+    errors : bool
+        Add a second panel: the signed error of each figure, by family. [-]
+    title : str, optional
+        Figure title; by default one that says how to read the chart.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        First axes: one scatter per family and kind (gid ``"<family>"`` for solid points,
+        ``"<family>:model gap"`` for hollow ones; each point's ``url`` is
+        ``"<case>|<metric>"``), the ideal line (gid ``"ideal"``) and band (``"band"``).
+
+    Notes
+    -----
+    Families have different units, so the axes span several decades; a point's distance
+    from the diagonal is its relative error whatever its unit. Model-gap cases (runs the
+    model cannot represent, see the table's ``model_gap``) are hollow.
+    """
+    if not 0 <= band_pct < 100:
+        raise ValueError(f"band_pct: {band_pct!r} must be in [0, 100)")
+    missing = [c for c in ("case", "family", "metric", "predicted", "reported", "model_gap")
+               if c not in table.columns]
+    if missing:
+        raise ValueError(f"table: missing column {missing[0]!r} "
+                         "(expected traincost.validate.compare_published()'s table)")
+    pred = pd.to_numeric(table["predicted"], errors="coerce")
+    rep = pd.to_numeric(table["reported"], errors="coerce")
+    t = table[(pred > 0) & (rep > 0)].copy()
+    if t.empty:
+        raise ValueError("table: no row has both a positive prediction and a positive report")
+    t["predicted"], t["reported"] = pred[t.index].astype(float), rep[t.index].astype(float)
+    t["gap"] = model_gap_mask(t)
+    t["error"] = 100.0 * (t["predicted"] - t["reported"]) / t["reported"]
+    if errors:
+        fig = Figure(figsize=(12.5, 5.6), layout="constrained")
+        ax, ax_err = fig.subplots(1, 2, width_ratios=(1.15, 1.0))
+    else:
+        fig = Figure(figsize=(7.5, 5.6), layout="constrained")
+        ax, ax_err = fig.add_subplot(), None
+    families = list(dict.fromkeys(list(FAMILY_STYLES) + list(t["family"])))
+    families = [f for f in families if f in set(t["family"])]
+    extra = iter(OKABE_ITO[6:] + OKABE_ITO)
+    styles = {f: FAMILY_STYLES.get(f) or (next(extra), "o") for f in families}
+    lo = min(t["predicted"].min(), t["reported"].min()) / 2.0
+    hi = max(t["predicted"].max(), t["reported"].max()) * 2.0
+    line = np.array([lo, hi])
+    b = band_pct / 100.0
+    ax.fill_between(line, line * (1 - b), line * (1 + b), color="#BBBBBB", alpha=0.6,
+                    linewidth=0, gid="band", zorder=1)
+    ax.plot(line, line, color="black", linewidth=1.0, gid="ideal", zorder=2)
+    for f in families:
+        colour, marker = styles[f]
+        for gap in (False, True):
+            sub = t[(t["family"] == f) & (t["gap"] == gap)]
+            if sub.empty:
+                continue
+            sc = ax.scatter(sub["reported"], sub["predicted"], s=34, marker=marker,
+                            facecolors="none" if gap else colour, edgecolors=colour,
+                            linewidths=1.4 if gap else 0.6, gid=f"{f}:model gap" if gap else f,
+                            zorder=3 if gap else 4)
+            if not gap:
+                sc.set_edgecolor("black")
+            sc.set_urls([f"{c}|{m}" for c, m in zip(sub["case"], sub["metric"])])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_aspect("equal", adjustable="box")
+    ax.set_xlabel("Published (reported) value [its own unit]")
+    ax.set_ylabel("Predicted by traincost [same unit]")
+    ax.set_title("Each point: one published figure; units differ by family", fontsize=10)
+    ax.grid(color="#EEEEEE", linewidth=0.6, which="major")
+    ax.set_axisbelow(True)
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [Line2D([], [], marker=styles[f][1], linestyle="none", markersize=7,
+                      color=styles[f][0], markeredgecolor="black",
+                      label=FAMILY_LABELS.get(f, f)) for f in families]
+    if t["gap"].any():
+        handles.append(Line2D([], [], marker="o", linestyle="none", markersize=7,
+                              markerfacecolor="none", markeredgecolor="#444444",
+                              markeredgewidth=1.4, label="hollow: model gap (a run the\n"
+                                                         "model cannot represent)"))
+    handles += [Line2D([], [], color="black", linewidth=1.0, label="predicted = published"),
+                Patch(facecolor="#BBBBBB", alpha=0.6, label=f"within ±{band_pct:g} %")]
+    if ax_err is None:
+        ax.legend(handles=handles, fontsize=8, loc="upper left", frameon=True)
+    else:
+        ax.legend(handles=handles, fontsize=7.5, loc="upper left", frameon=True,
+                  framealpha=0.9)
+        y = {f: i for i, f in enumerate(families)}
+        ax_err.axvspan(-band_pct, band_pct, color="#BBBBBB", alpha=0.6, linewidth=0,
+                       gid="band")
+        ax_err.axvline(0.0, color="black", linewidth=1.0)
+        jitter = np.random.default_rng(0).uniform(-0.18, 0.18, len(t))
+        for (_, r), j in zip(t.iterrows(), jitter):
+            colour, marker = styles[r["family"]]
+            ax_err.scatter([r["error"]], [y[r["family"]] + j], s=28, marker=marker,
+                           facecolors="none" if r["gap"] else colour,
+                           edgecolors=colour if r["gap"] else "black",
+                           linewidths=1.4 if r["gap"] else 0.6)
+        ax_err.set_yticks(range(len(families)), [f.replace("_", " ") for f in families])
+        ax_err.set_ylim(len(families) - 0.5, -0.5)
+        ax_err.set_xlabel("Error of the prediction, (predicted - published) / published [%]")
+        ax_err.set_title("Signed error by family (grey: within the band)", fontsize=10)
+        ax_err.grid(axis="x", color="#EEEEEE", linewidth=0.6)
+        for side in ("top", "right"):
+            ax_err.spines[side].set_visible(False)
+    fig.suptitle(title or "Predicted vs published: on the diagonal is right, in the grey band "
+                          f"within ±{band_pct:g} %", fontsize=11, fontweight="bold")
+    return fig

@@ -20,8 +20,9 @@ of a callback: its one-line ``ValueError`` message is shown in ``box.message``.
 Builders, by notebook: :func:`run_cost` (00), :func:`compare_accelerators` (01),
 :func:`flops_and_memory` (02), :func:`parallelism_explorer` (03), :func:`power_explorer`
 and :func:`region_carbon` (05), :func:`rent_or_own` and :func:`cheapest_for_deadline` (06),
-:func:`measured_vs_estimated` (08). The arithmetic of 02-06 lives in
-:mod:`traincost.explore`, that of 08 in :mod:`traincost.measure`.
+:func:`measured_vs_estimated` (08), :func:`find_best_layout` (04, on :func:`traincost.search`)
+and :func:`validation_explorer` (07, on :mod:`traincost.validate`). The arithmetic of 02-06
+lives in :mod:`traincost.explore`, that of 08 in :mod:`traincost.measure`.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ import pandas as pd
 
 from . import catalog, explore, plotting
 from .estimate import compare, estimate
-from .units import GIGA
+from .search import OBJECTIVES, search
+from .units import GIB, GIGA
 
 #: accelerators the comparison widget starts with: three GPU generations and a TPU
 DEFAULT_ACCELERATORS = ("a100-sxm4-80gb", "h100-sxm5-80gb", "b200", "tpu-v5p")
@@ -1424,6 +1426,652 @@ def measured_vs_estimated(flop: float, flop_per_s: float, observed: dict, cpu_po
         box.result = None
         message.value = _message_html(text)
         summary.value = table.value = ""
+
+    refresh = _Refresher(update, on_error)
+    refresh.watch(*controls.values())
+    box.refresh = refresh
+    refresh()
+    return box
+
+
+# ======================================================================================
+# 04: find the best layout (traincost.search)
+# ======================================================================================
+#: accelerators and device counts the search widget starts with
+FIND_ACCELERATORS = ("a100-sxm4-80gb", "h100-sxm5-80gb", "tpu-v5p")
+FIND_DEVICE_COUNTS = (256, 512, 1024)
+#: (button label, traincost.search objective)
+OBJECTIVE_CHOICES = (("time", "time"), ("dollars", "cost"), ("energy", "energy"),
+                     ("carbon", "carbon"))
+#: feasible layouts a search keeps, best first: the chart's cloud (every feasible layout
+#: of the default search; bounded so a large search stays light)
+SEARCH_TOP = 20_000
+#: layout knobs of a search row, in traincost.estimate's keywords
+LAYOUT_KNOBS = ("tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute")
+#: the step-time parts that are communication the step waits for
+EXPOSED_COMM_PARTS = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
+_OBJECTIVE_WORDS = plotting.OBJECTIVE_WORDS
+
+
+def run_search(params: dict, progress=None, top: int = SEARCH_TOP):
+    """:func:`traincost.search` for the widget's parameters, or the error message.
+
+    Parameters
+    ----------
+    params : dict
+        ``model``, ``accelerators`` (sequence of ids), ``device_counts`` (sequence of
+        int) [-], ``global_batch`` [sequences], ``tokens`` [tokens] (None: the preset's),
+        ``region``, ``objective`` (``time``, ``cost``, ``energy``, ``carbon``), and the
+        optional constraints ``max_days`` [days], ``max_cost_usd`` [USD], ``max_co2e_t``
+        [tCO2e] and ``memory_headroom`` [-] (None: none / the default).
+    progress : callable, optional
+        ``progress(done, total)``, passed to the search. [-]
+    top : int
+        Rows of the result's top table. [-]
+
+    Returns
+    -------
+    traincost.SearchResult or str
+    """
+    accelerators = list(params.get("accelerators") or ())
+    if not accelerators:
+        return "accelerators: select at least one accelerator"
+    try:
+        return search(accelerators, list(params["device_counts"]), model=params["model"],
+                      global_batch=params["global_batch"], tokens=params.get("tokens"),
+                      region=params.get("region"), max_days=params.get("max_days"),
+                      max_cost_usd=params.get("max_cost_usd"),
+                      max_co2e_t=params.get("max_co2e_t"),
+                      memory_headroom=params.get("memory_headroom"),
+                      objective=params.get("objective", "time"), top=top, progress=progress)
+    except ValueError as exc:
+        return explore.plain_reason(str(exc))
+
+
+def layout_of(row) -> dict:
+    """The layout knobs of a search row, as :func:`traincost.estimate` keywords."""
+    return {k: (str(row[k]) if k == "recompute" else int(row[k])) for k in LAYOUT_KNOBS}
+
+
+def layout_label(row) -> str:
+    """A layout in one short line, e.g. ``'tp4 pp4 dp16 vpp4 mb1 ZeRO-1 selective'``."""
+    text = f"tp{int(row['tp'])} pp{int(row['pp'])} dp{int(row['dp'])}"
+    for k in ("cp", "ep"):
+        if int(row.get(k, 1)) > 1:
+            text += f" {k}{int(row[k])}"
+    return (text + f" vpp{int(row['vpp'])} mb{int(row['micro_batch'])} ZeRO-{int(row['zero'])} "
+            f"{row['recompute']}")
+
+
+def _objective_text(row, objective: str) -> str:
+    if objective == "time":
+        return f"{sig(row['train_time_days'])} days"
+    if objective == "cost":
+        return f"${sig(row['cost_usd'])}" if pd.notna(row["cost_usd"]) else "no price"
+    if objective == "energy":
+        return f"{sig(row['facility_energy_mwh'])} MWh"
+    return f"{sig(row['co2e_t'])} tCO2e"
+
+
+def best_summary_html(result) -> str:
+    """The best layout of a search for its objective, in cards, and what was searched."""
+    obj = result.objective
+    best = result.best.get(obj)
+    counts = (f"{result.layouts_enumerated:,} layouts enumerated, {result.layouts_evaluated:,} "
+              f"valid, {result.layouts_fit:,} fit within {sig(100 * (1 - result.memory_headroom))}"
+              f" % of device memory, {result.layouts_feasible:,} also meet the constraints.")
+    if best is None:
+        return f"<p style='font-size:90%;color:#333'>{html.escape(counts)}</p>"
+    cost = f"${sig(best['cost_usd'])}" if pd.notna(best["cost_usd"]) else "no price"
+    cells = [(f"Best for {_OBJECTIVE_WORDS[obj]}", f"{best['accelerator']} × {best['devices']}"),
+             ("Time", f"{sig(best['train_time_days'])} days"), ("Cost", cost),
+             ("Carbon", f"{sig(best['co2e_t'])} tCO2e"),
+             ("MFU", f"{sig(100 * best['mfu'])} %")]
+    return _cards(cells) + (
+        f"<p style='font-size:90%;color:#333'>Layout: {html.escape(layout_label(best))}; "
+        f"memory {sig(best['memory_gib_per_device'])} of {sig(best['hbm_gib_per_device'])} "
+        f"GiB per device. {html.escape(counts)}</p>")
+
+
+def top_table(result, limit: int = 10) -> pd.DataFrame:
+    """The search's best layouts, rounded, with units in the headers (for display)."""
+    df = result.top.iloc[:limit]
+    out = pd.DataFrame(index=pd.RangeIndex(1, len(df) + 1, name="rank"))
+    out["accelerator × devices"] = [f"{a} × {n}" for a, n in zip(df["accelerator"], df["devices"])]
+    out["layout"] = [layout_label(r) for _, r in df.iterrows()]
+    out["time [days]"] = [sig(v) for v in df["train_time_days"]]
+    out["cost [USD]"] = [("$" + sig(v)) if pd.notna(v) else "no price" for v in df["cost_usd"]]
+    out["energy [MWh]"] = [sig(v) for v in df["facility_energy_mwh"]]
+    out["CO2e [t]"] = [sig(v) for v in df["co2e_t"]]
+    out["MFU [%]"] = [sig(100 * v) for v in df["mfu"]]
+    out["memory [% of device]"] = [sig(100 * v) for v in df["memory_fraction_of_hbm"]]
+    return out
+
+
+def search_notes_html(result) -> str:
+    """The best layout's MFU against published runs, memory warnings and search notes."""
+    lines = [f"<b>MFU check:</b> {html.escape(result.mfu_note())}"]
+    lines += [f"<b>Memory warning:</b> {html.escape(w)}" for w in result.warnings]
+    lines += [f"<b>Note:</b> {html.escape(n)}" for n in result.notes]
+    return "<div style='font-size:90%;color:#333'>" + "<br>".join(lines) + "</div>"
+
+
+def _pinned(params: dict, accelerator: str, devices: int, lay: dict):
+    """:func:`traincost.estimate` with every knob pinned, or None when the layout is invalid."""
+    try:
+        return estimate(accelerator=accelerator, devices=int(devices), model=params["model"],
+                        global_batch=params["global_batch"], tokens=params.get("tokens"),
+                        region=params.get("region"), **lay)
+    except ValueError:
+        return None
+
+
+def one_knob_variants(lay: dict) -> list[tuple[str, dict]]:
+    """The layout with one knob changed: (what changed, new layout), a dozen or so.
+
+    Variants may be invalid for the job (tp must divide the heads, pp x vpp the layers,
+    ...); :func:`why_others_lose` drops those.
+    """
+    out = []
+
+    def add(what, **change):
+        new = {**lay, **change}
+        if new != lay and all(new[k] >= 1 for k in ("tp", "pp", "vpp", "micro_batch")):
+            out.append((what, new))
+
+    tp, pp, vpp, mb = lay["tp"], lay["pp"], lay["vpp"], lay["micro_batch"]
+    add("tp × 2", tp=tp * 2)
+    add("tp × 4", tp=tp * 4)
+    add("tp ÷ 2", tp=tp // 2)
+    add("pp × 2", pp=pp * 2)
+    add("pp × 4, no interleaving", pp=pp * 4, vpp=1)
+    add("pp ÷ 2", pp=pp // 2)
+    add("no interleaving", vpp=1)
+    add("micro-batch × 2", micro_batch=mb * 2)
+    add("micro-batch × 4", micro_batch=mb * 4)
+    add("micro-batch ÷ 2", micro_batch=mb // 2)
+    for z in range(4):
+        add(f"ZeRO-{z}", zero=z)
+    for rc in RECOMPUTE_CHOICES:
+        add(f"{rc} recompute", recompute=rc)
+    return out
+
+
+def _why_row(role: str, what: str, est, limit_fraction: float, objective: str) -> dict:
+    r = est.report
+    hbm = est.accelerator.hbm_bytes / GIB
+    row = {"role": role, "change": what, "accelerator": est.accelerator.id,
+           "devices": est.devices, "layout": "", "step_time_s": r["step_time_s"],
+           "train_time_days": r["train_time_days"], "cost_usd": r["cost_usd"],
+           "facility_energy_mwh": r["facility_energy_mwh"], "co2e_t": r["co2e_t"],
+           "objective_value": r[OBJECTIVES[objective]],
+           "bubble_s": r["step_bubble_s"],
+           "exposed_comm_s": sum(r[f"step_{k}_s"] for k in EXPOSED_COMM_PARTS),
+           "memory_gib_per_device": r["memory_gib_per_device"], "hbm_gib_per_device": hbm,
+           "memory_limit_gib": limit_fraction * hbm,
+           "within_limit": bool(r["memory_gib_per_device"] <= limit_fraction * hbm)}
+    p = est.parallel
+    row["layout"] = layout_label({"tp": p.tp, "pp": p.pp, "dp": r["dp"], "cp": p.cp,
+                                  "ep": p.ep, "vpp": p.vpp, "micro_batch": p.micro_batch,
+                                  "zero": p.zero, "recompute": p.recompute})
+    row.update({f"step_{k}_s": v for k, v in est.step_breakdown_s().items()})
+    row.update({f"memory_{k}_gib": v for k, v in est.memory_breakdown_gib().items()})
+    return row
+
+
+def why_others_lose(result, params: dict, objective: str | None = None) -> pd.DataFrame:
+    """The best layout beside the runner-up and a few typical losers, each re-estimated.
+
+    The rows are :func:`traincost.estimate` with every knob pinned, on the best layout's
+    accelerator and device count:
+
+    * ``best``: the search's best layout for ``objective``;
+    * ``runner-up``: the next layout of the ranking on the same accelerator and device
+      count that differs in more than the ZeRO stage (those tie on time);
+    * ``over memory``: of the best layout with one knob changed, the fastest that needs
+      more than the search's memory limit;
+    * ``bubble`` and ``communication``: of those one-knob variants that fit, the one that
+      adds the most pipeline bubble, and the one that adds the most exposed
+      communication, per step.
+
+    Parameters
+    ----------
+    result : traincost.SearchResult
+        With at least one feasible layout.
+    params : dict
+        ``model``, ``global_batch`` [sequences], ``tokens`` [tokens], ``region``: the job
+        the search was run for.
+    objective : str, optional
+        Ranking to explain; the search's own by default.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by a label ``"<role>: <change>"``; columns ``role``, ``change``,
+        ``layout``, ``step_time_s`` [s], ``train_time_days`` [days], ``objective_value``
+        (the objective's column), ``bubble_s`` and ``exposed_comm_s`` [s per step],
+        ``memory_gib_per_device``, ``memory_limit_gib`` [GiB], ``within_limit``, each
+        ``step_<part>_s`` [s] and ``memory_<part>_gib`` [GiB], and ``reason`` (one line).
+    """
+    objective = objective or result.objective
+    best = result.best.get(objective)
+    if best is None:
+        raise ValueError(f"objective: no feasible layout for {objective!r}; nothing to explain")
+    limit = 1.0 - result.memory_headroom
+    acc, n = str(best["accelerator"]), int(best["devices"])
+    best_est = _pinned(params, acc, n, layout_of(best))
+    if best_est is None:
+        raise ValueError("params: the best layout cannot be re-estimated for this job "
+                         "(give the model, batch, tokens and region the search used)")
+    rows = [_why_row("best", f"best for {_OBJECTIVE_WORDS[objective]}", best_est, limit,
+                     objective)]
+    b = rows[0]
+    # the runner-up: same hardware, next in the ranking, not a ZeRO-only twin of the best
+    ranking = result.top if result.objective == objective else None
+    if ranking is not None:
+        key = [k for k in LAYOUT_KNOBS if k != "zero"]
+        same = ranking[(ranking["accelerator"] == acc) & (ranking["devices"] == n)]
+        for _, r in same.iterrows():
+            if any(layout_of(r)[k] != layout_of(best)[k] for k in key):
+                est = _pinned(params, acc, n, layout_of(r))
+                if est is not None:
+                    rows.append(_why_row("runner-up", "next in the ranking", est, limit,
+                                         objective))
+                break
+    variants = []
+    for what, lay in one_knob_variants(layout_of(best)):
+        est = _pinned(params, acc, n, lay)
+        if est is not None:
+            variants.append(_why_row("", what, est, limit, objective))
+    over = [v for v in variants if not v["within_limit"]]
+    fits = [v for v in variants if v["within_limit"]]
+    chosen = []
+    if over:
+        chosen.append({**min(over, key=lambda v: v["step_time_s"]), "role": "over memory"})
+    for role, col in (("bubble", "bubble_s"), ("communication", "exposed_comm_s")):
+        worse = [v for v in fits if v[col] > b[col] * 1.05 + 1e-9
+                 and v["change"] not in {c["change"] for c in chosen}]
+        if worse:
+            chosen.append({**max(worse, key=lambda v: v[col] - b[col]), "role": role})
+    rows += chosen
+    for r in rows:
+        r["reason"] = _why_reason(r, b, objective)
+    df = pd.DataFrame(rows)
+    df.index = [f"{r['role']}: {r['change']}" if r["role"] not in ("best", "runner-up")
+                else r["role"] for r in rows]
+    return df
+
+
+def _why_reason(r: dict, b: dict, objective: str) -> str:
+    """One line: why row ``r`` loses to the best row ``b`` (or what the best is)."""
+    step = r["step_time_s"]
+    if r["role"] == "best":
+        return (f"{sig(step)} s per step, {sig(r['bubble_s'])} s bubble, "
+                f"{sig(r['exposed_comm_s'])} s exposed communication; "
+                f"{sig(r['memory_gib_per_device'])} GiB of {sig(r['memory_limit_gib'])} allowed")
+    if r["role"] == "over memory":
+        faster = (f"; its step would be {sig(100 * (1 - step / b['step_time_s']))} % faster"
+                  if step < b["step_time_s"] else "")
+        return (f"needs {sig(r['memory_gib_per_device'])} GiB per device, over the "
+                f"{sig(r['memory_limit_gib'])} GiB limit{faster}")
+    if r["role"] == "bubble":
+        return (f"pipeline bubble {sig(r['bubble_s'])} s per step "
+                f"({sig(100 * r['bubble_s'] / step)} % of it) vs {sig(b['bubble_s'])} s")
+    if r["role"] == "communication":
+        return (f"exposed communication {sig(r['exposed_comm_s'])} s per step "
+                f"({sig(100 * r['exposed_comm_s'] / step)} % of it) vs "
+                f"{sig(b['exposed_comm_s'])} s")
+    # runner-up: how much worse on the objective, and the part that grew the most
+    worse = 100 * (r["objective_value"] / b["objective_value"] - 1) if b["objective_value"] \
+        else float("nan")
+    parts = {k: r[f"step_{k}_s"] - b[f"step_{k}_s"] for k in plotting.STEP_LABELS}
+    up, down = max(parts, key=parts.get), min(parts, key=parts.get)
+    moved = [f"{plotting.STEP_LABELS[k]} {'+' if parts[k] > 0 else '-'}{sig(abs(parts[k]))} s"
+             for k in (up, down) if abs(parts[k]) > 1e-9 * max(step, 1e-30)]
+    return (f"{sig(worse)} % worse on {_OBJECTIVE_WORDS[objective]}"
+            + (f" (per step: {', '.join(moved)})" if moved else ""))
+
+
+def why_lose_rows(df: pd.DataFrame) -> tuple[dict, dict]:
+    """:func:`why_others_lose`'s table as the two row mappings of
+    :func:`traincost.plotting.why_lose_bars`: step parts [s] and memory parts [% of HBM]."""
+    from .model import MEMORY_PARTS, STEP_PARTS
+
+    steps, memory = {}, {}
+    for label, r in df.iterrows():
+        name = f"{label}\n{r['layout']}"
+        steps[name] = {k: float(r[f"step_{k}_s"]) for k in STEP_PARTS}
+        memory[name] = {k: 100.0 * float(r[f"memory_{k}_gib"]) / float(r["hbm_gib_per_device"])
+                        for k in MEMORY_PARTS}
+    return steps, memory
+
+
+def why_lose_html(df: pd.DataFrame) -> str:
+    """:func:`why_others_lose`'s table: layout, step time, memory and the reason."""
+    out = pd.DataFrame(index=df.index)
+    out.index.name = "layout"
+    out["knobs"] = df["layout"]
+    out["step [s]"] = [sig(v) for v in df["step_time_s"]]
+    out["memory [GiB]"] = [sig(v) for v in df["memory_gib_per_device"]]
+    out["why"] = df["reason"]
+    return out.to_html(escape=True, border=0, classes="traincost-table")
+
+
+def find_best_layout(model: str = "llama2-70b", accelerators=FIND_ACCELERATORS,
+                     device_counts=FIND_DEVICE_COUNTS, objective: str = "cost",
+                     max_days: float | None = None, max_cost_usd: float | None = None,
+                     max_co2e_t: float | None = None, memory_headroom: float | None = None,
+                     tokens: float | None = None, region: str = "world",
+                     global_batch: int = 1024, auto: bool = True) -> widgets.VBox:
+    """Search every parallel layout for the best one: Pareto fronts, top table, why others lose.
+
+    Parameters
+    ----------
+    model : str
+        Model preset id.
+    accelerators : sequence of str
+        Accelerator ids selected at start.
+    device_counts : sequence of int
+        Device counts tried for each accelerator. [-]
+    objective : str
+        ``time``, ``cost``, ``energy`` or ``carbon``. [-]
+    max_days : float, optional
+        Deadline. [days]
+    max_cost_usd : float, optional
+        Budget. [USD]
+    max_co2e_t : float, optional
+        Carbon cap. [tCO2e]
+    memory_headroom : float, optional
+        Share of device memory kept free; the assumptions' default when None. [-]
+    tokens : float, optional
+        Training tokens; the preset's when None. [tokens]
+    region : str
+        Grid region id. [-]
+    global_batch : int
+        Sequences per optimizer step. [sequences]
+    auto : bool
+        Recompute as soon as a control changes (else only on the Search button). [-]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        ``controls`` (inputs, including ``auto``), ``button`` (Search), ``progress``
+        (IntProgress fed by the search's progress callback), ``message`` (HTML: one line
+        when the input is invalid or nothing is feasible), ``summary`` (HTML), ``chart``
+        (Image: Pareto fronts), ``table`` (HTML: best layouts), ``notes`` (HTML: MFU
+        against published runs, memory warnings), ``losers`` (Image) and ``why`` (HTML)
+        for :func:`why_others_lose`; ``result`` (the SearchResult, None after an error),
+        ``best`` (the best row for the objective, or None), ``why_table`` and
+        ``refresh()``.
+    """
+    from .assumptions import DEFAULT as _DEFAULT_ASSUMPTIONS
+
+    acc_ids = list(catalog.accelerators().index)
+    for acc in accelerators:
+        _check_choice("accelerator", acc, acc_ids)
+    _check_choice("objective", objective, [v for _, v in OBJECTIVE_CHOICES])
+    headroom = (_DEFAULT_ASSUMPTIONS.memory_headroom_fraction if memory_headroom is None
+                else memory_headroom)
+
+    def optional(value, description, placeholder):
+        return widgets.Text(value="" if value is None else str(value), description=description,
+                            placeholder=placeholder, continuous_update=False, style=_STYLE,
+                            layout=_WIDE)
+
+    controls = {
+        "model": _model_dropdown(model),
+        "tokens": _tokens_text(model, tokens),
+        "region": _region_dropdown(region),
+        "devices": widgets.Text(value=", ".join(str(n) for n in device_counts),
+                                description="device counts", continuous_update=False,
+                                style=_STYLE, layout=_WIDE),
+        "objective": widgets.ToggleButtons(options=OBJECTIVE_CHOICES, value=objective,
+                                           description="best for",
+                                           style={**_STYLE, "button_width": "80px"}),
+        "max_days": optional(max_days, "deadline [days]", "blank = none"),
+        "max_cost": optional(max_cost_usd, "budget [USD]", "blank = none"),
+        "max_co2e": optional(max_co2e_t, "carbon cap [tCO2e]", "blank = none"),
+        "headroom": widgets.FloatSlider(value=headroom, min=0.0, max=0.5, step=0.01,
+                                        description="memory headroom [-]",
+                                        continuous_update=False, style=_STYLE, layout=_WIDE),
+        "accelerators": widgets.SelectMultiple(options=acc_ids, value=tuple(accelerators),
+                                               rows=10, description="accelerators",
+                                               style={"description_width": "90px"},
+                                               layout=widgets.Layout(width="300px")),
+        "auto": widgets.Checkbox(value=auto, description="recompute on every change",
+                                 indent=False),
+    }
+    button = widgets.Button(description="Search", button_style="primary", icon="search")
+    progress = widgets.IntProgress(value=0, min=0, max=1, description="layouts",
+                                   style={"description_width": "60px"},
+                                   layout=widgets.Layout(width="420px"))
+    message, summary, table, notes, why = (widgets.HTML() for _ in range(5))
+    chart = widgets.Image(format="png", layout=widgets.Layout(max_width="1000px"))
+    losers = widgets.Image(format="png", layout=widgets.Layout(max_width="1000px"))
+    left = widgets.VBox([controls[k] for k in ("model", "tokens", "region", "devices",
+                                                "max_days", "max_cost", "max_co2e",
+                                                "headroom")])
+    box = widgets.VBox([widgets.HBox([left, controls["accelerators"]]), controls["objective"],
+                        widgets.HBox([button, controls["auto"], progress]), message, summary,
+                        chart, notes, table, losers, why])
+    box.controls, box.button, box.progress, box.message, box.summary = \
+        controls, button, progress, message, summary
+    box.chart, box.table, box.notes, box.losers, box.why = chart, table, notes, losers, why
+    box.result, box.best, box.why_table = None, None, None
+
+    def on_progress(done, total):
+        progress.max = max(int(total), 1)
+        progress.value = min(int(done), progress.max)
+
+    def clear():
+        for w in (summary, table, notes, why):
+            w.value = ""
+        for img in (chart, losers):
+            img.value = b""
+            img.layout.display = "none"
+
+    def update():
+        p = {"model": controls["model"].value, "accelerators": controls["accelerators"].value,
+             "device_counts": parse_device_counts(controls["devices"].value),
+             "global_batch": global_batch, "tokens": controls["tokens"].value * GIGA,
+             "region": controls["region"].value, "objective": controls["objective"].value,
+             "max_days": parse_optional_number(controls["max_days"].value, "deadline",
+                                               "days"),
+             "max_cost_usd": parse_optional_number(controls["max_cost"].value, "budget",
+                                                   "USD"),
+             "max_co2e_t": parse_optional_number(controls["max_co2e"].value, "carbon cap",
+                                                 "tCO2e"),
+             "memory_headroom": controls["headroom"].value}
+        progress.value, progress.bar_style = 0, ""
+        res = _ok(run_search(p, progress=on_progress))
+        box.result = res
+        best = res.best.get(p["objective"])
+        box.best = best
+        progress.bar_style = "success"
+        summary.value = best_summary_html(res)
+        if best is None:
+            text = "; ".join(res.notes) or "no layout meets the constraints"
+            if p["objective"] == "cost" and res.layouts_feasible:
+                text = ("cost: none of the selected accelerators has a catalog price; "
+                        "choose time, energy or carbon, or add a priced accelerator")
+            message.value = _message_html(explore.plain_reason(text))
+            for w in (table, notes, why):
+                w.value = ""
+            for img in (chart, losers):
+                img.value = b""
+                img.layout.display = "none"
+            box.why_table = None
+            return
+        message.value = ""
+        chart.value = _png(plotting.pareto_plot(res))
+        chart.layout.display = None
+        notes.value = search_notes_html(res)
+        table.value = top_table(res).to_html(escape=True, border=0, classes="traincost-table")
+        lose = why_others_lose(res, p)
+        box.why_table = lose
+        steps, memory = why_lose_rows(lose)
+        losers.value = _png(plotting.why_lose_bars(
+            steps, memory, limit_fraction=1 - res.memory_headroom,
+            title=f"Why the others lose, on {best['accelerator']} × {best['devices']}"))
+        losers.layout.display = None
+        why.value = why_lose_html(lose)
+
+    def on_error(text):
+        box.result, box.best, box.why_table = None, None, None
+        progress.value, progress.bar_style = 0, "danger"
+        message.value = _message_html(text)
+        clear()
+
+    refresh = _Refresher(update, on_error)
+
+    def on_change(_change=None):
+        if controls["auto"].value:
+            refresh()
+
+    def on_model(change):
+        refresh.set_quietly(controls["tokens"], preset_tokens(change["new"]) / GIGA)
+        on_change()
+
+    controls["model"].observe(on_model, names="value")
+    for key, control in controls.items():
+        if key not in ("model", "auto"):
+            control.observe(on_change, names="value")
+    button.on_click(lambda _button: refresh())
+    box.refresh = refresh
+    refresh()
+    return box
+
+
+# ======================================================================================
+# 07: validation against published runs
+# ======================================================================================
+def filter_validation(table: pd.DataFrame, families=None,
+                      model_gaps: bool = True) -> pd.DataFrame:
+    """Rows of :func:`traincost.validate.compare_published`'s table for some families.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The comparison table.
+    families : sequence of str, optional
+        Metric families to keep (``throughput``, ``device_hours``, ...); all when None.
+    model_gaps : bool
+        Keep the rows a model gap spoils (:func:`traincost.plotting.model_gap_mask`). [-]
+    """
+    keep = pd.Series(True, index=table.index)
+    if families is not None:
+        families = list(families)
+        if not families:
+            raise ValueError("families: select at least one metric family")
+        unknown = sorted(set(families) - set(table["family"]))
+        if unknown:
+            raise ValueError(f"families: unknown {unknown[0]!r}; allowed: "
+                             f"{', '.join(dict.fromkeys(table['family']))}")
+        keep &= table["family"].isin(families)
+    if not model_gaps:
+        keep &= ~plotting.model_gap_mask(table)
+    return table[keep]
+
+
+def validation_summary_table(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`traincost.validate.summary` of a table, rounded, units in the headers."""
+    from .validate import summary
+
+    s = summary(table)
+    out = pd.DataFrame(index=s.index)
+    out.index.name = "metric family"
+    out["figures"] = s["cases"]
+    out["mean abs. error [%]"] = [sig(v) for v in s["mape_pct"]]
+    out["mean signed error [%]"] = [sig(v) for v in s["mean_signed_pct"]]
+    out["worst case"] = s["worst_case"]
+    out["worst error [%]"] = [sig(v) for v in s["worst_pct"]]
+    return out
+
+
+def validation_cases_html(table: pd.DataFrame, limit: int = 200) -> str:
+    """The compared figures, worst first: case, metric, predicted, published, error, gap."""
+    t = table.dropna(subset=["error_pct"])
+    t = t.reindex(t["error_pct"].abs().sort_values(ascending=False).index)[:limit]
+    gap = plotting.model_gap_mask(t)
+    out = pd.DataFrame({"case": t["case"], "metric": t["metric"],
+                        "predicted": [sig(v) for v in t["predicted"]],
+                        "published": [sig(v) for v in t["reported"]],
+                        "error [%]": [sig(v) for v in t["error_pct"]],
+                        "model gap": [g if is_gap else "" for g, is_gap
+                                      in zip(t["model_gap"], gap)]})
+    return out.to_html(index=False, escape=True, border=0, classes="traincost-table")
+
+
+def validation_explorer(table: pd.DataFrame | None = None, families=None,
+                        model_gaps: bool = True, band_pct: float = 10.0) -> widgets.VBox:
+    """Predicted vs published runs, filtered by metric family: summary, scatter, cases.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame, optional
+        :func:`traincost.validate.compare_published`'s table (computed when None: about
+        a second).
+    families : sequence of str, optional
+        Families selected at start; all when None.
+    model_gaps : bool
+        Show the model-gap cases (hollow in the chart). [-]
+    band_pct : float
+        Half-width of the band around predicted = published. [%]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        ``controls`` (``families``, ``model_gaps``, ``band``), ``message``, ``summary``
+        (HTML: :func:`validation_summary_table`), ``chart`` (Image), ``table`` (HTML: the
+        figures, worst first), ``result`` (the filtered table, None after an error),
+        ``refresh()``.
+    """
+    if table is None:
+        from .validate import compare_published
+
+        table = compare_published()
+    all_families = list(dict.fromkeys(table["family"]))
+    selected = all_families if families is None else list(families)
+    for f in selected:
+        _check_choice("family", f, all_families)
+    controls = {
+        "families": widgets.SelectMultiple(options=all_families, value=tuple(selected),
+                                           rows=len(all_families), description="families",
+                                           style={"description_width": "70px"},
+                                           layout=widgets.Layout(width="300px")),
+        "model_gaps": widgets.Checkbox(value=model_gaps, indent=False,
+                                       description="show model-gap cases (hollow)"),
+        "band": widgets.FloatSlider(value=band_pct, min=1.0, max=50.0, step=1.0,
+                                    description="band ± [%]", continuous_update=False,
+                                    style={"description_width": "80px"}),
+    }
+    message, summary, cases = widgets.HTML(), widgets.HTML(), widgets.HTML()
+    chart = widgets.Image(format="png", layout=widgets.Layout(max_width="1000px"))
+    box = widgets.VBox([widgets.HBox([controls["families"],
+                                      widgets.VBox([controls["model_gaps"], controls["band"]])]),
+                        message, summary, chart, cases])
+    box.controls, box.message, box.summary, box.chart, box.table, box.result = \
+        controls, message, summary, chart, cases, None
+
+    def update():
+        t = filter_validation(table, controls["families"].value, controls["model_gaps"].value)
+        if t.dropna(subset=["error_pct"]).empty:
+            raise ValueError("families: no compared figure left; select more families or "
+                             "show the model-gap cases")
+        box.result = t
+        message.value = ""
+        summary.value = validation_summary_table(t).to_html(escape=True, border=0,
+                                                            classes="traincost-table")
+        chart.value = _png(plotting.validation_scatter(t, band_pct=controls["band"].value))
+        chart.layout.display = None
+        cases.value = validation_cases_html(t)
+
+    def on_error(text):
+        box.result = None
+        message.value = _message_html(text)
+        summary.value = cases.value = ""
+        chart.value = b""
+        chart.layout.display = "none"
 
     refresh = _Refresher(update, on_error)
     refresh.watch(*controls.values())
