@@ -64,8 +64,7 @@ def _prepare(row: pd.Series, prior: Assumptions) -> Case | None:
         return None
     acc = catalog.accelerator(kwargs["accelerator"])
     wl = kwargs["workload"]
-    precision = kwargs.get("precision") or (
-        "bf16" if not math.isnan(acc.peak_bf16_flop_per_s) else "fp16")
+    precision = kwargs.get("precision") or acc.default_precision
     fixed = fixed_knobs(**{k: kwargs.get(k) for k in ("tp", "pp", "cp", "ep", "vpp", "zero",
                                                        "micro_batch", "recompute")})
     devices = kwargs["devices"]

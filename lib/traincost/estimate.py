@@ -293,7 +293,7 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
         region=region, grid_intensity=grid_intensity, pue=pue, price_per_hour=price_per_hour,
         price_model=price_model, assumptions=assumptions)
     if precision is None:
-        precision = "bf16" if not math.isnan(acc.peak_bf16_flop_per_s) else "fp16"
+        precision = acc.default_precision
     acc.peak_flop_per_s(precision)                      # raises for a missing precision
     fixed = fixed_knobs(tp, pp, cp, ep, vpp, zero, micro_batch, recompute)
     wl = workload

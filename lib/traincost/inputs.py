@@ -129,6 +129,11 @@ class Accelerator:
                              f"{', '.join(have)}")
         return value
 
+    @property
+    def default_precision(self) -> str:
+        """The training precision when none is given: bf16, or fp16 where bf16 is absent."""
+        return "bf16" if not math.isnan(self.peak_bf16_flop_per_s) else "fp16"
+
     def mamf_fraction(self, default: float) -> float:
         """Measured max achievable matmul FLOP/s over dense bf16 (or fp16) peak [-]."""
         peak = self.peak_bf16_flop_per_s

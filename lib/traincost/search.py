@@ -321,7 +321,7 @@ def _groups(accs, devices, wl, fixed, precision, space) -> tuple[list, list, lis
     for acc in accs:
         acc = _as_accelerator(acc)                      # an unknown id is an error
         try:
-            prec = precision or ("bf16" if not math.isnan(acc.peak_bf16_flop_per_s) else "fp16")
+            prec = precision or acc.default_precision
             acc.peak_flop_per_s(prec)                   # raises for a missing precision
         except ValueError as exc:
             errors.append(exc)

@@ -174,7 +174,7 @@ def _entities(df: pd.DataFrame, assumptions: Assumptions):
                                                                 catalog.accelerator(acc_id))
             precision = row.get("precision")
             if precision is None:
-                precision = "bf16" if not math.isnan(acc.peak_bf16_flop_per_s) else "fp16"
+                precision = acc.default_precision
             precision = str(precision).strip().lower()
             acc.peak_flop_per_s(precision)          # raises for a missing precision
             wkey = tuple(row.get(c) for c in _WORKLOAD_COLUMNS)

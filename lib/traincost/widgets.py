@@ -1579,7 +1579,7 @@ def one_knob_variants(lay: dict) -> list[tuple[str, dict]]:
         if new != lay and all(new[k] >= 1 for k in ("tp", "pp", "vpp", "micro_batch")):
             out.append((what, new))
 
-    tp, pp, vpp, mb = lay["tp"], lay["pp"], lay["vpp"], lay["micro_batch"]
+    tp, pp, mb = lay["tp"], lay["pp"], lay["micro_batch"]
     add("tp × 2", tp=tp * 2)
     add("tp × 4", tp=tp * 4)
     add("tp ÷ 2", tp=tp // 2)
