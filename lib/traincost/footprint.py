@@ -13,7 +13,6 @@ References
 
 from __future__ import annotations
 
-import numpy as np
 
 from .units import GRAMS_PER_KG, JOULES_PER_KWH, SECONDS_PER_HOUR
 
@@ -69,7 +68,3 @@ def device_hours(num_devices, wall_time_s):
     """Device-hours: N x T / 3600. [h]"""
     return num_devices * wall_time_s / SECONDS_PER_HOUR
 
-
-def where_rental(is_rental, rental, ownership):
-    """Pick the cost of the chosen price model elementwise. [USD]"""
-    return np.where(is_rental, rental, ownership)
