@@ -13,7 +13,6 @@ References
 
 from __future__ import annotations
 
-
 from .units import GRAMS_PER_KG, JOULES_PER_KWH, SECONDS_PER_HOUR
 
 
