@@ -661,6 +661,19 @@ class _Refresher:
         for c in controls:
             c.observe(self, names="value")
 
+    def start(self, box, controls: dict):
+        """Watch every control; a new model preset also resets ``tokens`` to its figure.
+        Attach the refresher to ``box``, compute once and return the box."""
+        def on_model(change):
+            self.set_quietly(controls["tokens"], preset_tokens(change["new"]) / GIGA)
+            self()
+
+        controls["model"].observe(on_model, names="value")
+        self.watch(*[c for k, c in controls.items() if k != "model"])
+        box.refresh = self
+        self()
+        return box
+
     def set_quietly(self, control, value):
         """Change a control without triggering a recompute."""
         self.busy = True
@@ -1080,16 +1093,7 @@ def region_carbon(model: str = "llama2-7b", accelerator: str = "h100-sxm5-80gb",
         chart.layout.display = "none"
 
     refresh = _Refresher(update, on_error)
-
-    def on_model(change):
-        refresh.set_quietly(controls["tokens"], preset_tokens(change["new"]) / GIGA)
-        refresh()
-
-    controls["model"].observe(on_model, names="value")
-    refresh.watch(*[c for k, c in controls.items() if k != "model"])
-    box.refresh = refresh
-    refresh()
-    return box
+    return refresh.start(box, controls)
 
 
 # --------------------------------------------------------------------------------------
@@ -1216,16 +1220,7 @@ def rent_or_own(accelerator: str = "a100-sxm4-40gb", model: str = "llama2-7b",
         sensitivity.value = b""
 
     refresh = _Refresher(update, on_error)
-
-    def on_model(change):
-        refresh.set_quietly(controls["tokens"], preset_tokens(change["new"]) / GIGA)
-        refresh()
-
-    controls["model"].observe(on_model, names="value")
-    refresh.watch(*[c for k, c in controls.items() if k != "model"])
-    box.refresh = refresh
-    refresh()
-    return box
+    return refresh.start(box, controls)
 
 
 def winner_html(table: pd.DataFrame, winner, deadline_days: float) -> str:
@@ -1347,16 +1342,7 @@ def cheapest_for_deadline(model: str = "llama2-7b", accelerators=DEADLINE_ACCELE
         chart.layout.display = "none"
 
     refresh = _Refresher(update, on_error)
-
-    def on_model(change):
-        refresh.set_quietly(controls["tokens"], preset_tokens(change["new"]) / GIGA)
-        refresh()
-
-    controls["model"].observe(on_model, names="value")
-    refresh.watch(*[c for k, c in controls.items() if k != "model"])
-    box.refresh = refresh
-    refresh()
-    return box
+    return refresh.start(box, controls)
 
 
 # --------------------------------------------------------------------------------------
