@@ -74,6 +74,24 @@ class Assumptions:
         "Megatron-LM runs tensor parallelism with sequence parallelism by default since 2022; "
         "it divides all stored activations by t.")
 
+    flash_causal_work_fraction: float = _a(
+        0.5, "fraction", "Dao 2023, FlashAttention-2 (arXiv:2307.08691) Sec. 3.1.1 (causal "
+        "masking skips the blocks above the diagonal)", "estimate",
+        "Share of the full s x s attention-core work a fused causal kernel executes: the "
+        "blocks strictly above the diagonal are skipped, half the square for s much larger "
+        "than the block size. Materialised attention computes the whole square.")
+    flash_backward_forward_ratio: float = _a(
+        2.5, "ratio", "Dao 2023, FlashAttention-2 (arXiv:2307.08691) Algorithm 2: the "
+        "backward pass runs five s x s matmuls (S = QK^T again, dV, dP, dQ, dK) to the "
+        "forward's two", "estimate",
+        "Backward-to-forward work of a fused attention core, which recomputes the scores "
+        "instead of storing them (2 for an unfused core, whose backward runs four).")
+    flash_stats_bytes_per_head: float = _a(
+        4.0, "bytes", "Dao et al. 2022, FlashAttention (arXiv:2205.14135) Algorithm 2 / "
+        "FlashAttention-2 Algorithm 1: the forward saves the log-sum-exp per query row, fp32",
+        "estimate", "Activation bytes per token and head a fused attention kernel keeps for "
+        "its backward instead of the s x s scores.")
+
     # --- compute efficiency --------------------------------------------------------------
     in_model_matmul_fraction: float = _a(
         0.75, "fraction", "prior; Narayanan et al. SC21 (arXiv:2104.04473) Fig. 6-7 show "
@@ -111,6 +129,13 @@ class Assumptions:
         0.0, "fraction", "Narayanan et al. SC21 Sec. 3.3: tensor-parallel all-reduces sit on "
         "the critical path", "estimate",
         "Fraction of tensor-parallel communication hidden behind compute.")
+    stack_overlap_window_fraction: float = _a(
+        1.0, "fraction", "Jiang et al. 2024, MegaScale (arXiv:2402.15627) Sec. 3.2: "
+        "all-gather/reduce-scatter fused into the MLP GEMMs in chunks, asynchronous "
+        "pipeline send/receive", "estimate",
+        "Share of the compute window usable to hide communication when the software stack "
+        "overlaps it (Workload.overlap): chunked fusion can hide up to the whole window; "
+        "SM contention between the kernels is not modelled.")
     cp_overlap_fraction: float = _a(
         0.8, "fraction", "Megatron-LM context parallelism docs (ring attention overlaps KV "
         "exchange with attention compute)", "estimate",

@@ -2,22 +2,22 @@
 do not edit by hand. See traincost.calibrate for the method."""
 
 FIT_DATE = "2026-11-29"
-DATA_VERSION = "b5475ccb7989"  # sha256[:12] of data/published_runs.csv
+DATA_VERSION = "6cf028c0f415"  # sha256[:12] of data/published_runs.csv
 CONSTANTS = {
-    "in_model_matmul_fraction": 0.7007467832737553,
-    "scaleup_comm_efficiency": 0.6972943280124008,
-    "scaleout_comm_efficiency": 0.9501293033930689,
-    "dp_overlap_fraction": 0.456820538530239,
-    "elementwise_traffic_factor": 2.112406589973219,
+    "in_model_matmul_fraction": 0.711692771973094,
+    "scaleup_comm_efficiency": 0.5941717081212624,
+    "scaleout_comm_efficiency": 0.9611609491581439,
+    "dp_overlap_fraction": 0.43919136005770554,
+    "elementwise_traffic_factor": 1.9797785083315267,
 }
 METRICS = {
-    "cases": 30,
-    "targets": 38,
-    "prior_mape_pct": 7.07,
+    "cases": 47,
+    "targets": 64,
+    "prior_mape_pct": 6.37,
     "prior_worst_pct": 20.65,
-    "in_sample_mape_pct": 4.08,
-    "in_sample_worst_pct": 10.61,
+    "in_sample_mape_pct": 4.06,
+    "in_sample_worst_pct": 10.76,
     "cv_folds": 5,
-    "cv_mape_pct": 4.89,
-    "cv_worst_pct": 11.94,
+    "cv_mape_pct": 4.66,
+    "cv_worst_pct": 14.91,
 }

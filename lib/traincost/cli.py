@@ -17,7 +17,7 @@ import pandas as pd
 
 from . import __version__, catalog
 from .estimate import compare, estimate
-from .inputs import PRECISIONS, PRICE_MODELS, RECOMPUTE_MODES
+from .inputs import ATTENTION_KERNELS, PRECISIONS, PRICE_MODELS, RECOMPUTE_MODES
 
 EXIT_USAGE = 2
 
@@ -55,6 +55,15 @@ def _add_workload(p):
                    help="sequences per optimizer step B")
     g.add_argument("--tokens", type=_positive_float,
                    help="training tokens (default: the preset's reported count, else 300e9)")
+    g = p.add_argument_group("software stack")
+    g.add_argument("--attention-kernel", choices=ATTENTION_KERNELS,
+                   help="fused flash attention (default) or the materialized softmax of "
+                        "2019-2021 stacks")
+    g.add_argument("--parallel-block", action="store_true", default=None,
+                   help="parallel attention + MLP block (GPT-J, PaLM, MegaScale)")
+    g.add_argument("--overlap", metavar="KINDS",
+                   help="communication overlapped with compute: comma-separated subset of "
+                        "tp,pp,dp, or none (default)")
 
 
 def _add_layout(p):
@@ -133,7 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _kwargs(args) -> dict:
     names = ("model", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "gated_mlp",
-             "experts", "top_k", "seq_len", "global_batch", "tokens", "micro_batch", "tp", "pp",
+             "experts", "top_k", "seq_len", "global_batch", "tokens", "attention_kernel",
+             "parallel_block", "overlap", "micro_batch", "tp", "pp",
              "cp", "ep", "vpp", "zero", "recompute", "precision", "region", "grid_intensity",
              "pue", "price_per_hour", "price_model")
     return {n: getattr(args, n) for n in names}
@@ -171,6 +181,9 @@ def _print_estimate(d: dict) -> None:
         f"  layout      tp={p['tp']} pp={p['pp']} dp={p['dp']} cp={p['cp']} ep={p['ep']} "
         f"vpp={p['vpp']} zero={p['zero']} micro-batch={p['micro_batch']} "
         f"recompute={p['recompute']}{chosen}",
+        f"  stack       {d['stack']['attention_kernel']} attention"
+        f"{', parallel block' if d['stack']['parallel_block'] else ''}, overlapped "
+        f"communication: {','.join(d['stack']['overlap']) or 'none'}",
         f"  params      {_fmt(d['params'] / 1e9)} B   model FLOP/token {d['model_flop_per_token']:.3e}",
         f"  memory      {_fmt(d['memory_gib_per_device'])} GiB of {_fmt(d['hbm_gib_per_device'])}"
         f" GiB per device -> {'fits' if d['fits_in_memory'] else 'DOES NOT FIT'}",

@@ -25,7 +25,8 @@ import pandas as pd
 
 from . import catalog, layout
 from .assumptions import DEFAULT, Assumptions, describe
-from .inputs import RECOMPUTE_MODES, Accelerator, ParallelConfig, Site, Workload, _check_number
+from .inputs import (OVERLAP_KINDS, RECOMPUTE_MODES, Accelerator, ParallelConfig, Site, Workload,
+                     _check_number)
 from .model import MEMORY_PARTS, STEP_PARTS, evaluate, report_units
 from .units import BYTES_PER_ELEMENT, GIB
 from .workload import RECOMPUTE_CODES
@@ -60,6 +61,10 @@ def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
         "q_lora_rank": wl.q_lora_rank, "kv_lora_rank": wl.kv_lora_rank,
         "qk_rope_head_dim": wl.qk_rope_head_dim, "v_head_dim": wl.v_head_dim,
         "global_batch": wl.global_batch, "tokens": wl.tokens,
+        "flash_attention": wl.attention_kernel == "flash",
+        "parallel_block": wl.parallel_block,
+        "tp_overlap": "tp" in wl.overlaps, "pp_overlap": "pp" in wl.overlaps,
+        "dp_overlap": "dp" in wl.overlaps,
         "devices": devices,
         **layout_cols,
         "pue": site.pue, "grid_gco2e_per_kwh": site.grid_gco2e_per_kwh,
@@ -122,6 +127,9 @@ class Estimate:
             "devices": self.devices,
             "precision": self.precision,
             "workload": self.workload.name,
+            "stack": {"attention_kernel": self.workload.attention_kernel,
+                      "parallel_block": bool(self.workload.parallel_block),
+                      "overlap": [k for k in OVERLAP_KINDS if k in self.workload.overlaps]},
             "parallel": {"tp": p.tp, "pp": p.pp, "dp": int(r["dp"]), "cp": p.cp, "ep": p.ep,
                          "vpp": p.vpp, "zero": p.zero, "micro_batch": p.micro_batch,
                          "recompute": p.recompute,
@@ -175,8 +183,26 @@ def _as_accelerator(accelerator) -> Accelerator:
 
 def build_workload(model=None, *, layers=None, hidden=None, heads=None, kv_heads=None,
                    ffn_hidden=None, vocab=None, gated_mlp=None, experts=None, top_k=None,
-                   seq_len=None, global_batch=None, tokens=None) -> Workload:
-    """A Workload from a preset id and/or explicit architecture flags (flags override)."""
+                   seq_len=None, global_batch=None, tokens=None, attention_kernel=None,
+                   parallel_block=None, overlap=None) -> Workload:
+    """A Workload from a preset id and/or explicit architecture flags (flags override);
+    ``attention_kernel``, ``parallel_block`` and ``overlap`` set its software stack."""
+    stack = {k: v for k, v in dict(attention_kernel=attention_kernel,
+                                   parallel_block=parallel_block, overlap=overlap).items()
+             if v is not None}
+    wl = _build_architecture(model, layers=layers, hidden=hidden, heads=heads,
+                             kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab,
+                             gated_mlp=gated_mlp, experts=experts, top_k=top_k,
+                             seq_len=seq_len, global_batch=global_batch, tokens=tokens)
+    if not stack:
+        return wl
+    from dataclasses import replace
+    return replace(wl, **stack)
+
+
+def _build_architecture(model=None, *, layers=None, hidden=None, heads=None, kv_heads=None,
+                        ffn_hidden=None, vocab=None, gated_mlp=None, experts=None, top_k=None,
+                        seq_len=None, global_batch=None, tokens=None) -> Workload:
     if global_batch is None:
         raise ValueError("global-batch: required (sequences per optimizer step)")
     if model is not None:
@@ -203,15 +229,18 @@ def build_workload(model=None, *, layers=None, hidden=None, heads=None, kv_heads
 
 def job_inputs(workload=None, site=None, *, model=None, layers=None, hidden=None, heads=None,
                kv_heads=None, ffn_hidden=None, vocab=None, gated_mlp=None, experts=None,
-               top_k=None, seq_len=None, global_batch=None, tokens=None, region=None,
-               grid_intensity=None, pue=None, price_per_hour=None, price_model="rental",
+               top_k=None, seq_len=None, global_batch=None, tokens=None, attention_kernel=None,
+               parallel_block=None, overlap=None, region=None, grid_intensity=None, pue=None,
+               price_per_hour=None, price_model="rental",
                assumptions: Assumptions = DEFAULT) -> tuple[Workload, Site]:
     """The Workload and Site that the flags describe (objects given win), validated."""
     if workload is None:
         workload = build_workload(model, layers=layers, hidden=hidden, heads=heads,
                                   kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab,
                                   gated_mlp=gated_mlp, experts=experts, top_k=top_k,
-                                  seq_len=seq_len, global_batch=global_batch, tokens=tokens)
+                                  seq_len=seq_len, global_batch=global_batch, tokens=tokens,
+                                  attention_kernel=attention_kernel,
+                                  parallel_block=parallel_block, overlap=overlap)
     if tokens is not None:
         _check_number("tokens", tokens, minimum=0)
     if site is None:
@@ -243,6 +272,7 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
              ffn_hidden=None, vocab=None, gated_mlp=None, experts=None, top_k=None,
              seq_len=None, global_batch=None, micro_batch=None, tp=None, pp=None, cp=None,
              ep=None, vpp=None, zero=None, recompute=None, precision=None, tokens=None,
+             attention_kernel=None, parallel_block=None, overlap=None,
              region=None, grid_intensity=None, pue=None, price_per_hour=None,
              price_model="rental", site: Site | None = None,
              assumptions: Assumptions = DEFAULT) -> Estimate:
@@ -268,6 +298,9 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
         bf16, or fp16 on devices without bf16 (V100). [-]
     tokens : float
         Training tokens. [tokens]
+    attention_kernel, parallel_block, overlap : optional
+        The software stack (``flash``/``materialized``; parallel attention + MLP block;
+        overlapped communication, a subset of ``tp,pp,dp``), see :class:`Workload`.
     region : str, optional
         Grid region id (``traincost catalog regions``); world average if omitted.
     grid_intensity : float, optional
@@ -290,6 +323,7 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
         workload, site, model=model, layers=layers, hidden=hidden, heads=heads,
         kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab, gated_mlp=gated_mlp,
         experts=experts, top_k=top_k, seq_len=seq_len, global_batch=global_batch, tokens=tokens,
+        attention_kernel=attention_kernel, parallel_block=parallel_block, overlap=overlap,
         region=region, grid_intensity=grid_intensity, pue=pue, price_per_hour=price_per_hour,
         price_model=price_model, assumptions=assumptions)
     if precision is None:

@@ -144,6 +144,31 @@ class Accelerator:
         return min(self.mamf_bf16_flop_per_s / peak, 1.0)
 
 
+#: attention kernels a workload may run (see :class:`Workload`)
+ATTENTION_KERNELS = ("flash", "materialized")
+#: communication a software stack may overlap with compute (see :class:`Workload`)
+OVERLAP_KINDS = ("tp", "pp", "dp")
+
+
+def parse_overlap(text) -> frozenset:
+    """The set named by an ``overlap`` string such as ``"tp,dp"`` (``""``/``none``: empty).
+
+    >>> sorted(parse_overlap("dp, tp"))
+    ['dp', 'tp']
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"overlap: {text!r} is not a comma-separated subset of "
+                         f"{','.join(OVERLAP_KINDS)}")
+    parts = [t.strip().lower() for t in text.split(",") if t.strip()]
+    if parts == ["none"]:
+        return frozenset()
+    bad = [t for t in parts if t not in OVERLAP_KINDS]
+    if bad:
+        raise ValueError(f"overlap: {bad[0]!r} is not one of {', '.join(OVERLAP_KINDS)} "
+                         "(give a comma-separated subset, or none)")
+    return frozenset(parts)
+
+
 @dataclass(frozen=True)
 class Workload:
     """A decoder-only transformer and the job that trains it.
@@ -187,6 +212,20 @@ class Workload:
         Per-head q/k size (for MLA its non-rotary part); 0 means h/a. [-]
     q_lora_rank, kv_lora_rank, qk_rope_head_dim, v_head_dim : int
         MLA dimensions (0 for mha). [-]
+    attention_kernel : str
+        ``"flash"``: a fused (FlashAttention-style) kernel that never writes the s x s
+        scores to memory, skips the causal upper triangle and recomputes the scores in
+        its backward; ``"materialized"``: the unfused softmax of 2019-2021 stacks
+        (Megatron-LM SC21, GPT-3, BLOOM, OPT), which stores the scores. [-]
+    parallel_block : bool
+        Attention and MLP read the same normalised input and their outputs are summed,
+        y = x + Attn(LN(x)) + MLP(LN(x)) (GPT-J, PaLM, MegaScale): one norm and one
+        tensor-parallel all-reduce (all-gather + reduce-scatter) per layer and pass
+        instead of two. [-]
+    overlap : str
+        Communication the software stack overlaps with compute, a comma-separated subset
+        of ``tp,pp,dp`` (MegaScale Sec. 3.2; Megatron-Core ``--tp-comm-overlap``,
+        ``--overlap-grad-reduce``, ``--overlap-param-gather``); empty for none. [-]
     name : str
         Label. [-]
     """
@@ -214,6 +253,9 @@ class Workload:
     kv_lora_rank: int = 0
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
+    attention_kernel: str = "flash"
+    parallel_block: bool = False
+    overlap: str = ""
     name: str = "custom"
 
     def __post_init__(self):
@@ -226,6 +268,10 @@ class Workload:
             _check_number(n, getattr(self, n), minimum=0, exclusive=False, integer=True)
         if self.attention not in ("mha", "mla"):
             raise ValueError(f"attention: {self.attention!r} is not one of mha, mla")
+        if self.attention_kernel not in ATTENTION_KERNELS:
+            raise ValueError(f"attention-kernel: {self.attention_kernel!r} is not one of "
+                             f"{', '.join(ATTENTION_KERNELS)}")
+        parse_overlap(self.overlap)
         kv = self.kv_heads_effective
         if kv > self.heads or self.heads % kv:
             raise ValueError(f"kv-heads: {self.kv_heads} must divide heads {self.heads}")
@@ -240,6 +286,11 @@ class Workload:
                                  f"{self.layers}")
         elif self.top_k or self.shared_experts:
             raise ValueError(f"top-k: {self.top_k} given for a dense model (experts 0)")
+
+    @property
+    def overlaps(self) -> frozenset:
+        """The communication kinds the stack overlaps (subset of :data:`OVERLAP_KINDS`)."""
+        return parse_overlap(self.overlap)
 
     @property
     def kv_heads_effective(self) -> int:

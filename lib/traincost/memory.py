@@ -55,7 +55,8 @@ def model_state_bytes(params, dp, zero, weight_bytes, grad_bytes, optimizer_byte
 
 def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, head_dim,
                                ffn_eff, tp, recompute_code, sequence_parallel=True,
-                               bytes_per_element=2.0):
+                               bytes_per_element=2.0, flash=False, parallel_block=False,
+                               flash_stats_bytes=4.0):
     """Activations one layer stores for one micro-batch, and the full set it needs.
 
     Parameters
@@ -74,6 +75,14 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
         Shard the non-tensor-parallel activations over t too. [-]
     bytes_per_element : float
         Bytes of a 16-bit activation. [bytes]
+    flash : bool or array
+        Fused attention kernel: instead of the 5*a*s^2*b softmax block it keeps only
+        ``flash_stats_bytes`` per query and head (the fp32 log-sum-exp). [-]
+    parallel_block : bool or array
+        Parallel attention + MLP block: one norm, one shared input and one output mask
+        per layer, 5*s*b*h fewer (the replicated part without SP drops from 10 to 5). [-]
+    flash_stats_bytes : float
+        Bytes per token and head a fused kernel keeps. [bytes]
 
     Returns
     -------
@@ -90,7 +99,9 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
     norms 4h; the softmax block stores 5*a*s per token. With tensor and sequence
     parallelism everything is divided by t (Table 2); without sequence parallelism the
     10*s*b*h outside the tensor-parallel regions is not. Selective recompute drops the
-    5*a*s^2*b term; full recompute keeps only the layer input, 2*s*b*h (/t with SP).
+    5*a*s^2*b term (a fused kernel never stores it: FlashAttention-2, Dao 2023,
+    arXiv:2307.08691, keeps O and the log-sum-exp); full recompute keeps only the layer
+    input, 2*s*b*h (/t with SP).
     The factor 2 in these counts is bytes_per_element.
     """
     sb = seq_len * micro_batch
@@ -99,9 +110,10 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
         + hidden
     mlp = 3 * hidden + ffn_eff * 4                                    # gated: caller passes 1.5f
     norms = 4 * hidden
-    linear = sb * (attn + mlp + norms) * e
-    scores = 5 * heads * seq_len * sb * e
-    outside_tp = 10 * sb * hidden * e                                 # not sharded without SP
+    shared = np.where(parallel_block, 5 * hidden, 0)                  # one norm, input, mask
+    linear = sb * (attn + mlp + norms - shared) * e
+    scores = np.where(flash, flash_stats_bytes * heads * sb, 5 * heads * seq_len * sb * e)
+    outside_tp = np.where(parallel_block, 5, 10) * sb * hidden * e    # not sharded without SP
     sharded = np.where(sequence_parallel, linear / tp,
                        outside_tp + (linear - outside_tp) / tp)
     full = sharded + scores / tp

@@ -28,6 +28,8 @@ INPUT_COLUMNS = (
     "seq_len", "tied_embeddings", "learned_positions", "experts", "top_k", "shared_experts",
     "moe_ffn_hidden", "dense_layers", "mla", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
     "v_head_dim", "global_batch", "tokens",
+    # software stack
+    "flash_attention", "parallel_block", "tp_overlap", "pp_overlap", "dp_overlap",
     # layout
     "devices", "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute",
     # site
@@ -54,7 +56,9 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     c : dict
         One entry per name in :data:`INPUT_COLUMNS`. ``recompute`` holds integer codes
         (:data:`traincost.workload.RECOMPUTE_CODES`); ``mla``, ``gated_mlp``,
-        ``tied_embeddings``, ``learned_positions`` and ``is_rental`` are booleans.
+        ``tied_embeddings``, ``learned_positions``, ``is_rental`` and the software-stack
+        columns (``flash_attention``, ``parallel_block``, ``tp_overlap``, ``pp_overlap``,
+        ``dp_overlap``, see :class:`traincost.Workload`) are booleans.
     assumptions : Assumptions
         Modelling defaults. [-]
 
@@ -128,8 +132,10 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     v_dim = np.where(mla, c["v_head_dim"], d)
     qk_dim = d + np.where(mla, c["qk_rope_head_dim"], 0)
     s_local = s / cp
+    flash, ptb = c["flash_attention"], c["parallel_block"]
     stored, full = memory.activation_bytes_per_layer(
-        s_local, b, h, heads, kv, (qk_dim + v_dim) / 2, ffn_eff, t, rc, a.sequence_parallel, act_e)
+        s_local, b, h, heads, kv, (qk_dim + v_dim) / 2, ffn_eff, t, rc, a.sequence_parallel, act_e,
+        flash, ptb, a.flash_stats_bytes_per_head)
     inflight = memory.microbatches_in_flight(p, v, m)
     activations = layers_per_stage * stored * inflight \
         + np.where(full_rc, full, 0.0) \
@@ -153,14 +159,15 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
                                         qk_rope_head_dim=c["qk_rope_head_dim"],
                                         v_head_dim=c["v_head_dim"])
     up = np.where(c["gated_mlp"], 2, 1)
-    dense_mm, core, elem = performance.layer_forward_time(
+    attn_mm, mlp_mm, core, elem = performance.layer_forward_time(
         tokens_mb, h, heads, kv, d, v_dim, qk_dim, attn_w, up * c["ffn_hidden"], c["ffn_hidden"],
         1.0, tokens_mb, s, t, full, flop_rate, bw, a.elementwise_traffic_factor, e)
+    dense_mm = attn_mm + mlp_mm
     n_moe = params["moe_layers"]
     if moe:
         experts_per_device = np.where(E > 0, E / ep, 0)
         tokens_per_expert = np.where(E > 0, tokens_mb * k * ep / np.maximum(E, 1), 0)
-        moe_mm, _, _ = performance.layer_forward_time(
+        moe_attn, moe_mlp, _, _ = performance.layer_forward_time(
             tokens_mb, h, heads, kv, d, v_dim, qk_dim, attn_w, up * c["moe_ffn_hidden"],
             c["moe_ffn_hidden"], experts_per_device, tokens_per_expert, s, t, full, flop_rate,
             bw, a.elementwise_traffic_factor, e)
@@ -169,15 +176,20 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
                               + performance.gemm_time(tokens_mb, c["moe_ffn_hidden"] / t, h,
                                                       flop_rate, bw, e))
         router = performance.gemm_time(tokens_mb, h, E, flop_rate, bw, e) * (E > 0)
-        moe_layer_mm = moe_mm + shared_mm + router  # moe_mm includes the attention GEMMs
+        moe_layer_mm = moe_attn + moe_mlp + shared_mm + router
         layer_mm = ((L - n_moe) * dense_mm + n_moe * moe_layer_mm) / L
     else:
         layer_mm = (L - n_moe) * dense_mm / L       # the same sum without its zero MoE term
-    fwd_layer = layer_mm + core + elem
-    recompute_layer = np.where(full_rc, fwd_layer,
-                               np.where(rc == workload.RECOMPUTE_CODES["selective"], core, 0.0))
+    # a fused (flash) core skips the causal upper triangle and recomputes the scores in
+    # its backward (2.5x its forward, not 2x); selective recompute then adds nothing
+    core_fwd = core * np.where(flash, a.flash_causal_work_fraction, 1.0)
+    core_bwd_extra = np.where(flash, (a.flash_backward_forward_ratio - 2.0) * core_fwd, 0.0)
+    fwd_layer = layer_mm + core_fwd + elem
+    selective = (rc == workload.RECOMPUTE_CODES["selective"]) & np.logical_not(flash)
+    recompute_layer = np.where(full_rc, fwd_layer, np.where(selective, core, 0.0))
     logits_fwd = performance.gemm_time(tokens_mb, h, V / t, flop_rate, bw, e)
-    compute_mb = layers_per_stage * (3 * fwd_layer + recompute_layer) + 3 * logits_fwd / p
+    compute_mb = layers_per_stage * (3 * fwd_layer + core_bwd_extra + recompute_layer) \
+        + 3 * logits_fwd / p
 
     # ---- communication per micro-batch -----------------------------------------------
     net = (c["scaleup_domain_devices"], c["scaleup_bytes_per_s"], c["scaleout_bytes_per_s"],
@@ -185,10 +197,15 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
            a.scaleout_latency_s)
     bw_tp, lat_tp = comm.link(t, 1, *net)
     act_bytes = tokens_mb * h * act_e
-    n_tp = 4 + 2 * full_rc                           # 2 fwd + 2 bwd (+2 recompute) per layer
-    tp_mb = layers_per_stage * n_tp \
-        * comm.collective_time("all_reduce", act_bytes, t, bw_tp, lat_tp) \
-        * (1 - a.tp_overlap_fraction)
+    # 2 fwd + 2 bwd (+2 recompute) all-reduces per layer; a parallel block sums attention
+    # and MLP outputs before its one all-reduce per pass (MegaScale Sec. 3.1, Fig. 3a)
+    n_tp = np.where(ptb, 1, 2) * (2 + full_rc)
+    tp_layer = n_tp * comm.collective_time("all_reduce", act_bytes, t, bw_tp, lat_tp)
+    # an overlapping stack hides it behind the MLP path's GEMMs of every pass (Sec. 3.2)
+    tp_window = (layer_mm - attn_mm) * (3 + full_rc)
+    tp_mb = layers_per_stage * np.where(
+        c["tp_overlap"], performance.exposed(tp_layer, tp_window, a.stack_overlap_window_fraction),
+        tp_layer * (1 - a.tp_overlap_fraction))
     t_mb = compute_mb + tp_mb
     if any_cp:
         bw_cp, lat_cp = comm.link(cp, t, *net)
@@ -212,6 +229,9 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     bw_pp, lat_pp = comm.link(p, t * cp * dp, *net)
     p2p_bytes = act_bytes / np.where(a.sequence_parallel, t, 1)
     pp_mb = np.where(p > 1, 2 * v * comm.p2p_time(p2p_bytes, bw_pp, lat_pp), 0.0)
+    pp_mb = np.where(c["pp_overlap"],                # asynchronous send/receive (Sec. 3.2)
+                     performance.exposed(pp_mb, compute_mb, a.stack_overlap_window_fraction),
+                     pp_mb)
     t_mb = t_mb + pp_mb
 
     # ---- data parallel and optimizer, per step ----------------------------------------
@@ -239,11 +259,17 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
                 w_expert > 0, comm.collective_time("all_gather", w_expert, dp_ep, bw_edp,
                                                    lat_edp), 0.0)
         dp_step = np.where(zero3, dp_reduce / 2, dp_reduce)   # ZeRO-3: reduce-scatter only
-        dp_exposed = performance.exposed(dp_step, backward_mb, a.dp_overlap_fraction) \
-            + np.where(zero3, m * performance.exposed((2 + full_rc) * gather, compute_mb,
-                                                      a.dp_overlap_fraction), 0.0)
+        gathers = np.where(zero3, (2 + full_rc) * gather, 0.0)
     else:
-        dp_exposed = performance.exposed(dp_reduce, backward_mb, a.dp_overlap_fraction)
+        dp_step, gathers = dp_reduce, 0.0
+    dp_exposed = performance.exposed(dp_step, backward_mb, a.dp_overlap_fraction) \
+        + m * performance.exposed(gathers, compute_mb, a.dp_overlap_fraction)
+    # an overlapping stack launches each model chunk's gradient reduction after its
+    # backward and prefetches the gathers: only the last chunk's, 1/(2v) of the step's
+    # data-parallel traffic, stays exposed (MegaScale Sec. 3.2)
+    dp_overlapped = dp_step / (2 * v) \
+        + m * performance.exposed(gathers, compute_mb, a.stack_overlap_window_fraction)
+    dp_exposed = np.where(c["dp_overlap"], np.minimum(dp_overlapped, dp_exposed), dp_exposed)
     sharded_optimizer = zero >= 1
     optimizer_params = dense_on_device / np.where(sharded_optimizer, dp, 1)
     if moe:

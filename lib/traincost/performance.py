@@ -89,7 +89,8 @@ def layer_forward_time(tokens, hidden, heads, kv_heads, head_dim, v_dim, qk_dim,
 
     Returns
     -------
-    (matmul_s, attention_core_s, elementwise_s) for the forward pass. [s]
+    (attention_matmul_s, mlp_matmul_s, attention_core_s, elementwise_s) for the forward
+    pass, the core over the full s x s square. [s]
 
     Notes
     -----
@@ -107,7 +108,7 @@ def layer_forward_time(tokens, hidden, heads, kv_heads, head_dim, v_dim, qk_dim,
                     bytes_per_element))
     core = 2.0 * tokens * seq_keys * heads * (qk_dim + v_dim) / tp / flop_per_s
     elementwise = traffic_factor * stored_full_bytes / bytes_per_s
-    return attn + mlp, core, elementwise
+    return attn, mlp, core, elementwise
 
 
 def pipeline_bubble_fraction(pp, vpp, num_microbatches):

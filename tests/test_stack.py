@@ -1,0 +1,152 @@
+"""The software stack of a run: fused (flash) attention, the parallel block, overlapped
+communication. Expected values are derived by hand from the cited papers' accounting, not
+read from the code's output.
+
+References: Korthikanti et al. 2022 (arXiv:2205.05198) Sec. 4.1 (activation bytes);
+Dao 2023, FlashAttention-2 (arXiv:2307.08691) Algorithm 1-2; Jiang et al. 2024, MegaScale
+(arXiv:2402.15627) Sec. 3.1-3.2.
+"""
+
+import sys
+from dataclasses import replace
+
+import pytest
+
+import traincost
+from traincost import catalog
+from traincost.assumptions import DEFAULT
+from traincost.cli import main
+from traincost.inputs import Workload, parse_overlap
+from traincost.memory import activation_bytes_per_layer
+from traincost.workload import RECOMPUTE_CODES
+
+S, B, H, A, D, T = 2048, 1, 12288, 96, 128, 8          # GPT-3 175B shapes, tp 8
+SBH = S * B * H
+
+
+def _act(recompute="none", **kw):
+    return activation_bytes_per_layer(S, B, H, A, A, D, 4 * H, T, RECOMPUTE_CODES[recompute],
+                                      True, 2.0, **kw)
+
+
+def test_flash_keeps_the_log_sum_exp_instead_of_the_scores():
+    # Korthikanti Eq. 4: sbh(34 + 5as/h)/t with SP; a fused kernel keeps 4 bytes (fp32 LSE)
+    # per query and head instead of the 5as^2b softmax block
+    stored, _ = _act()
+    assert float(stored) == SBH * (34 + 5 * A * S / H) / T                  # 358,612,992
+    stored, full = _act(flash=True)
+    assert float(stored) == float(full) == 34 * SBH / T + 4 * A * S * B / T   # 107,053,056
+
+
+def test_flash_makes_selective_recompute_store_the_same_as_none():
+    assert float(_act("selective", flash=True)[0]) == pytest.approx(34 * SBH / T)
+    assert float(_act("none", flash=True)[0]) - float(_act("selective", flash=True)[0]) \
+        == 4 * A * S * B / T
+
+
+def test_parallel_block_shares_one_norm_input_and_mask():
+    # one norm input (2sbh), one shared normalised input (2sbh), one output mask (sbh) fewer
+    assert float(_act(flash=True)[0]) - float(_act(flash=True, parallel_block=True)[0]) \
+        == 5 * SBH / T
+
+
+def test_workload_rejects_unknown_stack_values_naming_the_field():
+    with pytest.raises(ValueError, match="attention-kernel: 'fast'"):
+        Workload(layers=2, hidden=64, heads=4, seq_len=128, global_batch=8,
+                 attention_kernel="fast")
+    with pytest.raises(ValueError, match="overlap: 'ep'"):
+        parse_overlap("tp,ep")
+    assert parse_overlap("none") == frozenset() and parse_overlap(" dp,tp ") == {"tp", "dp"}
+
+
+# ---- step time --------------------------------------------------------------------------
+A100 = catalog.accelerator("a100-sxm4-80gb")
+GPT3 = catalog.model("gpt3-175b", global_batch=256)
+
+
+def _est(wl=GPT3, acc=A100, assumptions=DEFAULT, **layout):
+    knobs = dict(tp=8, pp=8, vpp=1, cp=1, ep=1, zero=1, micro_batch=1, recompute="none")
+    knobs.update(layout)
+    return traincost.estimate(acc, 256, workload=wl, assumptions=assumptions, **knobs)
+
+
+def test_parallel_block_halves_tensor_parallel_communication():
+    # MegaScale Sec. 3.1/Fig. 3a: attention and MLP outputs are summed before one all-reduce
+    # per pass: 1 + 1 instead of 2 + 2 (and 1 instead of 2 for a full recompute)
+    for rc in ("none", "full"):
+        base = _est(recompute=rc).report["step_tp_comm_s"]
+        ptb = _est(wl=replace(GPT3, parallel_block=True), recompute=rc).report["step_tp_comm_s"]
+        assert ptb == pytest.approx(base / 2, rel=1e-12)
+
+
+def test_tp_overlap_hides_exactly_the_mlp_gemm_window_when_comm_bound():
+    # with a slow scale-up link the all-reduces outlast the GEMMs they overlap, so the
+    # saving is the whole window: the MLP's two GEMMs, forward and backward (3x forward)
+    slow = replace(A100, scaleup_bytes_per_s=1e9)
+    plain = _est(acc=slow).report
+    overlapped = _est(wl=replace(GPT3, overlap="tp"), acc=slow).report
+    rate = A100.mamf_bf16_flop_per_s * DEFAULT.in_model_matmul_fraction
+    mlp_fwd = 2 * (2.0 * S * B * H * (4 * H / T)) / rate                   # up and down GEMMs
+    layers_per_stage, microbatches = 96 / 8, 256 / (256 // 64)
+    saved = plain["step_tp_comm_s"] - overlapped["step_tp_comm_s"]
+    assert saved == pytest.approx(microbatches * layers_per_stage * 3 * mlp_fwd, rel=1e-9)
+    assert overlapped["step_tp_comm_s"] > 0
+
+
+def test_dp_overlap_leaves_one_chunk_of_gradient_traffic():
+    # MegaScale Sec. 3.2: reduce-scatter per model chunk after its backward; 1/(2v) exposed.
+    # With no overlap credited to the plain stack, its exposed traffic is the whole step's.
+    a = replace(DEFAULT, dp_overlap_fraction=0.0)
+    plain = _est(assumptions=a, vpp=2).report["step_dp_comm_s"]
+    overlapped = _est(wl=replace(GPT3, overlap="dp"), assumptions=a, vpp=2).report["step_dp_comm_s"]
+    assert overlapped == pytest.approx(plain / (2 * 2), rel=1e-12)
+
+
+def test_pp_overlap_hides_sends_behind_compute():
+    assert _est().report["step_pp_comm_s"] > 0
+    assert _est(wl=replace(GPT3, overlap="pp")).report["step_pp_comm_s"] == 0.0
+
+
+def test_flash_core_does_seven_quarters_of_the_unfused_work():
+    # unfused core: forward 1 + backward 2 = 3 units; fused causal: half the square, and a
+    # backward of 2.5x its forward: 0.5 * (1 + 2.5) = 1.75 units (FlashAttention-2 Alg. 2).
+    # With element-wise traffic switched off the compute difference is 1.25 cores exactly.
+    a = replace(DEFAULT, elementwise_traffic_factor=0.0)
+    wl = Workload(layers=4, hidden=1024, heads=16, seq_len=4096, global_batch=8, vocab=32000)
+    kw = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=1, micro_batch=1, recompute="none")
+    run = {k: traincost.estimate(A100, 8, workload=replace(wl, attention_kernel=k),
+                                 assumptions=a, **kw).report["step_compute_s"]
+           for k in ("materialized", "flash")}
+    rate = A100.mamf_bf16_flop_per_s * a.in_model_matmul_fraction
+    core = 2.0 * 4096 * 4096 * 16 * (64 + 64) / rate                      # Q K^T and P V, 1 layer
+    assert run["materialized"] - run["flash"] == pytest.approx(4 * 1.25 * core, rel=1e-9)
+
+
+def test_flash_makes_selective_recompute_free():
+    wl = replace(GPT3, attention_kernel="flash")
+    assert _est(wl=wl, recompute="selective").report["step_time_s"] == \
+        _est(wl=wl, recompute="none").report["step_time_s"]
+
+
+# ---- CLI ----------------------------------------------------------------------------------
+BASE = ["estimate", "--accelerator", "a100-sxm4-80gb", "--devices", "256", "--model",
+        "megascale-175b", "--global-batch", "768", "--tp", "8", "--pp", "8", "--vpp", "6"]
+
+
+def test_cli_stack_flags_reach_the_estimate(capsys):
+    import json
+    assert main(BASE + ["--parallel-block", "--overlap", "dp,tp", "--attention-kernel",
+                        "materialized", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["stack"] == {"attention_kernel": "materialized", "parallel_block": True,
+                          "overlap": ["tp", "dp"]}
+
+
+@pytest.mark.parametrize("flags,field", [(["--overlap", "tp,ep"], "overlap"),
+                                         (["--attention-kernel", "fast"], "attention-kernel")])
+def test_cli_bad_stack_value_exits_2_naming_the_flag(flags, field, capsys):
+    with pytest.raises(SystemExit) as exc:
+        sys.exit(main(BASE + flags))
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert field in err and len(err.splitlines()) == 1
