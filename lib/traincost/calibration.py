@@ -2,7 +2,7 @@
 do not edit by hand. See traincost.calibrate for the method."""
 
 FIT_DATE = "2026-11-29"
-DATA_VERSION = "6cf028c0f415"  # sha256[:12] of data/published_runs.csv
+DATA_VERSION = "7562f0475b47"  # sha256[:12] of data/published_runs.csv
 CONSTANTS = {
     "in_model_matmul_fraction": 0.711692771973094,
     "scaleup_comm_efficiency": 0.5941717081212624,
