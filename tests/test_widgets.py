@@ -332,6 +332,21 @@ def test_more_pipeline_stages_more_bubble(par):
     assert par.result["parallel"]["vpp"] == 2
 
 
+def test_stack_controls_change_the_step_as_the_model_says(par):
+    # MegaScale Sec. 3.1: a parallel block sends one TP all-reduce per layer and pass, not two
+    tp_comm = par.result["breakdown"]["step_time_s"]["tp_comm"]
+    par.controls["parallel_block"].value = True
+    assert par.result["stack"]["parallel_block"]
+    assert par.result["breakdown"]["step_time_s"]["tp_comm"] == pytest.approx(tp_comm / 2)
+    par.controls["overlap_pp"].value = True          # sends hidden behind compute
+    assert par.result["stack"]["overlap"] == ["pp"]
+    assert par.result["breakdown"]["step_time_s"]["pp_comm"] == 0.0
+    par.controls["recompute"].value = "none"         # (selective drops the scores anyway)
+    flash_memory = par.result["memory_gib_per_device"]
+    par.controls["attention_kernel"].value = "materialized"   # stores the s x s scores
+    assert par.result["memory_gib_per_device"] > flash_memory
+
+
 @pytest.mark.parametrize("control, value, words", [
     ("pp", 3, ("cannot run", "devices 64")),
     ("devices", 60, ("cannot run", "devices 60")),
@@ -484,6 +499,8 @@ def test_parse_device_counts_rejects(text):
 @pytest.mark.parametrize("builder, kwargs, field", [
     (widgets.flops_and_memory, {"zero": 5}, "zero"),
     (widgets.parallelism_explorer, {"recompute": "some"}, "recompute"),
+    (widgets.parallelism_explorer, {"attention_kernel": "fast"}, "attention kernel"),
+    (widgets.parallelism_explorer, {"overlap": "tp,ep"}, "overlap"),
     (widgets.power_explorer, {"accelerator": "nope"}, "accelerator"),
     (widgets.region_carbon, {"regions": ("ATLANTIS",)}, "region"),
     (widgets.cheapest_for_deadline, {"accelerators": ("nope",)}, "accelerator"),

@@ -148,7 +148,9 @@ def layout_estimate(params: dict) -> Estimate | str:
         ``accelerator``, ``model``, ``devices`` [-], ``global_batch`` [sequences],
         optional ``tokens`` [tokens], ``region``, ``price_per_hour`` [USD/h], and the
         layout knobs ``tp``, ``pp``, ``vpp``, ``zero``, ``recompute``, ``micro_batch``
-        (absent or None: searched). Context and expert parallelism are fixed at 1.
+        (absent or None: searched), and optionally the software stack
+        ``attention_kernel``, ``parallel_block``, ``overlap`` (absent: the defaults).
+        Context and expert parallelism are fixed at 1.
 
     Returns
     -------
@@ -161,7 +163,10 @@ def layout_estimate(params: dict) -> Estimate | str:
         return estimate(accelerator=params["accelerator"], devices=params["devices"],
                         model=params["model"], global_batch=params["global_batch"],
                         tokens=params.get("tokens"), region=params.get("region"),
-                        price_per_hour=params.get("price_per_hour"), cp=1, ep=1, **knobs)
+                        price_per_hour=params.get("price_per_hour"), cp=1, ep=1,
+                        attention_kernel=params.get("attention_kernel"),
+                        parallel_block=params.get("parallel_block"),
+                        overlap=params.get("overlap"), **knobs)
     except ValueError as exc:
         return plain_reason(str(exc))
 

@@ -35,6 +35,7 @@ import pandas as pd
 
 from . import catalog, explore, plotting
 from .estimate import compare, estimate
+from .inputs import ATTENTION_KERNELS, OVERLAP_KINDS, parse_overlap
 from .search import OBJECTIVES, search
 from .units import GIB, GIGA
 
@@ -621,6 +622,29 @@ def _recompute_buttons(recompute: str) -> widgets.ToggleButtons:
                                  description="recompute", style={**_STYLE, "button_width": "90px"})
 
 
+def _stack_controls(attention_kernel: str, parallel_block: bool, overlap: str) -> dict:
+    """Software-stack controls: attention kernel, parallel block, one box per overlap kind."""
+    _check_choice("attention kernel", attention_kernel, ATTENTION_KERNELS)
+    chosen = parse_overlap(overlap)
+    out = {"attention_kernel": widgets.ToggleButtons(
+               options=ATTENTION_KERNELS, value=attention_kernel, description="attention",
+               style={**_STYLE, "button_width": "110px"}),
+           "parallel_block": widgets.Checkbox(value=bool(parallel_block),
+                                              description="parallel attention + MLP block",
+                                              indent=False)}
+    for kind in OVERLAP_KINDS:
+        out[f"overlap_{kind}"] = widgets.Checkbox(value=kind in chosen, indent=False,
+                                                  description=f"overlap {kind} comm.")
+    return out
+
+
+def _stack_values(controls: dict) -> dict:
+    """The stack keywords of :func:`traincost.estimate` from :func:`_stack_controls`."""
+    return {"attention_kernel": controls["attention_kernel"].value,
+            "parallel_block": controls["parallel_block"].value,
+            "overlap": ",".join(k for k in OVERLAP_KINDS if controls[f"overlap_{k}"].value)}
+
+
 def _png(fig) -> bytes:
     return plotting.figure_png(fig)
 
@@ -837,7 +861,9 @@ def layout_summary_html(result: dict) -> str:
 def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm5-80gb",
                          devices: int = 64, global_batch: int = 1024, tp: int = 8,
                          pp: int = 4, vpp: int = 1, micro_batch: int = 1,
-                         recompute: str = "selective", zero: int = 1) -> widgets.VBox:
+                         recompute: str = "selective", zero: int = 1,
+                         attention_kernel: str = "flash", parallel_block: bool = False,
+                         overlap: str = "") -> widgets.VBox:
     """Sliders for a parallel layout; shows the step-time breakdown, MFU and memory.
 
     Parameters
@@ -852,6 +878,9 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
         Layout knobs. [-]
     recompute : str
         ``none``, ``selective`` or ``full``. [-]
+    attention_kernel, parallel_block, overlap : str, bool, str
+        The software stack (:class:`traincost.Workload`): ``flash`` or ``materialized``;
+        a parallel attention + MLP block; overlapped communication, e.g. ``"tp,dp"``. [-]
 
     Returns
     -------
@@ -874,13 +903,16 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
         "micro_batch": _selection(MICRO_BATCH_CHOICES, micro_batch, "micro-batch [seq]"),
         "zero": _zero_buttons(zero),
         "recompute": _recompute_buttons(recompute),
+        **_stack_controls(attention_kernel, parallel_block, overlap),
     }
     dp, message, summary = widgets.HTML(), widgets.HTML(), widgets.HTML()
     chart = widgets.Image(format="png", layout=widgets.Layout(max_width="900px"))
     left = widgets.VBox([controls[k] for k in ("model", "accelerator", "devices")] + [dp])
     right = widgets.VBox([controls[k] for k in ("tp", "pp", "vpp", "micro_batch")])
+    stack = widgets.HBox([controls["parallel_block"]]
+                         + [controls[f"overlap_{k}"] for k in OVERLAP_KINDS])
     box = widgets.VBox([widgets.HBox([left, right]), controls["zero"], controls["recompute"],
-                        message, summary, chart])
+                        controls["attention_kernel"], stack, message, summary, chart])
     box.controls, box.dp, box.message, box.summary, box.chart, box.result = \
         controls, dp, message, summary, chart, None
 
@@ -888,7 +920,8 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
         p = {"accelerator": controls["accelerator"].value, "model": controls["model"].value,
              "devices": controls["devices"].value, "global_batch": global_batch,
              **{k: controls[k].value for k in ("tp", "pp", "vpp", "micro_batch", "zero",
-                                               "recompute")}}
+                                               "recompute")},
+             **_stack_values(controls)}
         dp.value = html.escape(derived_dp(p["devices"], p["tp"], p["pp"]))
         est = explore.layout_estimate(p)
         if isinstance(est, str):
