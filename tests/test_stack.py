@@ -128,6 +128,32 @@ def test_flash_makes_selective_recompute_free():
         _est(wl=wl, recompute="none").report["step_time_s"]
 
 
+def test_balanced_pipeline_split_frees_the_first_stage():
+    # Korthikanti Sec. 4.2.3: with 1F1B the first stage holds m' = min(m, p) micro-batches
+    # of its layers and, interleaved, m'(p-1)/p more of its first chunk's. L = 126, p = 16,
+    # v = 2, m = 32: plain, 8 layers/stage, 4/chunk: 8*16 + 15*4 = 188 layer-micro-batches;
+    # balanced (embedding and loss count as layers: 128 units), the first stage has 7 layers
+    # and its first chunk 3: 7*16 + 15*3 = 157
+    wl = replace(catalog.model("llama3.1-405b", seq_len=8192, global_batch=2048),
+                 attention_kernel="flash")
+    knobs = dict(tp=8, pp=16, vpp=2, cp=1, ep=1, zero=2, micro_batch=1, recompute="none")
+    est = {b: traincost.estimate("h100-sxm5-80gb", 8192, **knobs,
+                                 workload=replace(wl, balanced_pipeline=b)).report
+           for b in (False, True)}
+    assert est[True]["memory_activations_gib"] / est[False]["memory_activations_gib"] \
+        == pytest.approx(157 / 188, rel=1e-12)
+
+
+def test_balanced_pipeline_allows_a_chunk_per_layer_plus_embedding_and_loss():
+    wl = replace(catalog.model("llama3.1-405b", seq_len=8192, global_batch=2048),
+                 balanced_pipeline=True)
+    knobs = dict(tp=8, pp=16, cp=1, ep=1, zero=2, micro_batch=1, recompute="none")
+    traincost.estimate("h100-sxm5-80gb", 8192, vpp=8, workload=wl, **knobs)    # 128 <= 128
+    with pytest.raises(ValueError, match="--vpp 8"):
+        traincost.estimate("h100-sxm5-80gb", 8192, vpp=8, **knobs,
+                           workload=replace(wl, balanced_pipeline=False))  # 128 > 126
+
+
 # ---- CLI ----------------------------------------------------------------------------------
 BASE = ["estimate", "--accelerator", "a100-sxm4-80gb", "--devices", "256", "--model",
         "megascale-175b", "--global-batch", "768", "--tp", "8", "--pp", "8", "--vpp", "6"]
@@ -139,7 +165,7 @@ def test_cli_stack_flags_reach_the_estimate(capsys):
                         "materialized", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["stack"] == {"attention_kernel": "materialized", "parallel_block": True,
-                          "overlap": ["tp", "dp"]}
+                          "overlap": ["tp", "dp"], "balanced_pipeline": False}
 
 
 @pytest.mark.parametrize("flags,field", [(["--overlap", "tp,ep"], "overlap"),

@@ -2,22 +2,22 @@
 do not edit by hand. See traincost.calibrate for the method."""
 
 FIT_DATE = "2026-11-29"
-DATA_VERSION = "7562f0475b47"  # sha256[:12] of data/published_runs.csv
+DATA_VERSION = "8be38f4f39ca"  # sha256[:12] of data/published_runs.csv
 CONSTANTS = {
-    "in_model_matmul_fraction": 0.711692771973094,
-    "scaleup_comm_efficiency": 0.5941717081212624,
-    "scaleout_comm_efficiency": 0.9611609491581439,
-    "dp_overlap_fraction": 0.43919136005770554,
-    "elementwise_traffic_factor": 1.9797785083315267,
+    "in_model_matmul_fraction": 0.7117347095878719,
+    "scaleup_comm_efficiency": 0.5552773593914385,
+    "scaleout_comm_efficiency": 0.9660258833757022,
+    "dp_overlap_fraction": 0.43340445450528053,
+    "elementwise_traffic_factor": 1.893392803744008,
 }
 METRICS = {
-    "cases": 47,
-    "targets": 64,
-    "prior_mape_pct": 6.37,
+    "cases": 48,
+    "targets": 66,
+    "prior_mape_pct": 6.65,
     "prior_worst_pct": 20.65,
-    "in_sample_mape_pct": 4.06,
+    "in_sample_mape_pct": 4.13,
     "in_sample_worst_pct": 10.76,
     "cv_folds": 5,
-    "cv_mape_pct": 4.66,
-    "cv_worst_pct": 14.91,
+    "cv_mape_pct": 4.65,
+    "cv_worst_pct": 14.86,
 }

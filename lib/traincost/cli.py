@@ -64,6 +64,9 @@ def _add_workload(p):
     g.add_argument("--overlap", metavar="KINDS",
                    help="communication overlapped with compute: comma-separated subset of "
                         "tp,pp,dp, or none (default)")
+    g.add_argument("--balanced-pipeline", action="store_true", default=None,
+                   help="count the embedding and the loss as one layer each in the pipeline "
+                        "split (Llama 3; Megatron-Core --account-for-*-in-pipeline-split)")
 
 
 def _add_layout(p):
@@ -143,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _kwargs(args) -> dict:
     names = ("model", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "gated_mlp",
              "experts", "top_k", "seq_len", "global_batch", "tokens", "attention_kernel",
-             "parallel_block", "overlap", "micro_batch", "tp", "pp",
+             "parallel_block", "overlap", "balanced_pipeline", "micro_batch", "tp", "pp",
              "cp", "ep", "vpp", "zero", "recompute", "precision", "region", "grid_intensity",
              "pue", "price_per_hour", "price_model")
     return {n: getattr(args, n) for n in names}
@@ -183,7 +186,8 @@ def _print_estimate(d: dict) -> None:
         f"recompute={p['recompute']}{chosen}",
         f"  stack       {d['stack']['attention_kernel']} attention"
         f"{', parallel block' if d['stack']['parallel_block'] else ''}, overlapped "
-        f"communication: {','.join(d['stack']['overlap']) or 'none'}",
+        f"communication: {','.join(d['stack']['overlap']) or 'none'}"
+        f"{', balanced pipeline split' if d['stack']['balanced_pipeline'] else ''}",
         f"  params      {_fmt(d['params'] / 1e9)} B   model FLOP/token {d['model_flop_per_token']:.3e}",
         f"  memory      {_fmt(d['memory_gib_per_device'])} GiB of {_fmt(d['hbm_gib_per_device'])}"
         f" GiB per device -> {'fits' if d['fits_in_memory'] else 'DOES NOT FIT'}",

@@ -64,7 +64,7 @@ def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
         "flash_attention": wl.attention_kernel == "flash",
         "parallel_block": wl.parallel_block,
         "tp_overlap": "tp" in wl.overlaps, "pp_overlap": "pp" in wl.overlaps,
-        "dp_overlap": "dp" in wl.overlaps,
+        "dp_overlap": "dp" in wl.overlaps, "balanced_pipeline": wl.balanced_pipeline,
         "devices": devices,
         **layout_cols,
         "pue": site.pue, "grid_gco2e_per_kwh": site.grid_gco2e_per_kwh,
@@ -129,7 +129,8 @@ class Estimate:
             "workload": self.workload.name,
             "stack": {"attention_kernel": self.workload.attention_kernel,
                       "parallel_block": bool(self.workload.parallel_block),
-                      "overlap": [k for k in OVERLAP_KINDS if k in self.workload.overlaps]},
+                      "overlap": [k for k in OVERLAP_KINDS if k in self.workload.overlaps],
+                      "balanced_pipeline": bool(self.workload.balanced_pipeline)},
             "parallel": {"tp": p.tp, "pp": p.pp, "dp": int(r["dp"]), "cp": p.cp, "ep": p.ep,
                          "vpp": p.vpp, "zero": p.zero, "micro_batch": p.micro_batch,
                          "recompute": p.recompute,
@@ -184,11 +185,13 @@ def _as_accelerator(accelerator) -> Accelerator:
 def build_workload(model=None, *, layers=None, hidden=None, heads=None, kv_heads=None,
                    ffn_hidden=None, vocab=None, gated_mlp=None, experts=None, top_k=None,
                    seq_len=None, global_batch=None, tokens=None, attention_kernel=None,
-                   parallel_block=None, overlap=None) -> Workload:
+                   parallel_block=None, overlap=None, balanced_pipeline=None) -> Workload:
     """A Workload from a preset id and/or explicit architecture flags (flags override);
-    ``attention_kernel``, ``parallel_block`` and ``overlap`` set its software stack."""
+    ``attention_kernel``, ``parallel_block``, ``overlap`` and ``balanced_pipeline`` set its
+    software stack."""
     stack = {k: v for k, v in dict(attention_kernel=attention_kernel,
-                                   parallel_block=parallel_block, overlap=overlap).items()
+                                   parallel_block=parallel_block, overlap=overlap,
+                                   balanced_pipeline=balanced_pipeline).items()
              if v is not None}
     wl = _build_architecture(model, layers=layers, hidden=hidden, heads=heads,
                              kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab,
@@ -230,7 +233,8 @@ def _build_architecture(model=None, *, layers=None, hidden=None, heads=None, kv_
 def job_inputs(workload=None, site=None, *, model=None, layers=None, hidden=None, heads=None,
                kv_heads=None, ffn_hidden=None, vocab=None, gated_mlp=None, experts=None,
                top_k=None, seq_len=None, global_batch=None, tokens=None, attention_kernel=None,
-               parallel_block=None, overlap=None, region=None, grid_intensity=None, pue=None,
+               parallel_block=None, overlap=None, balanced_pipeline=None, region=None,
+               grid_intensity=None, pue=None,
                price_per_hour=None, price_model="rental",
                assumptions: Assumptions = DEFAULT) -> tuple[Workload, Site]:
     """The Workload and Site that the flags describe (objects given win), validated."""
@@ -240,7 +244,8 @@ def job_inputs(workload=None, site=None, *, model=None, layers=None, hidden=None
                                   gated_mlp=gated_mlp, experts=experts, top_k=top_k,
                                   seq_len=seq_len, global_batch=global_batch, tokens=tokens,
                                   attention_kernel=attention_kernel,
-                                  parallel_block=parallel_block, overlap=overlap)
+                                  parallel_block=parallel_block, overlap=overlap,
+                                  balanced_pipeline=balanced_pipeline)
     if tokens is not None:
         _check_number("tokens", tokens, minimum=0)
     if site is None:
@@ -272,7 +277,7 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
              ffn_hidden=None, vocab=None, gated_mlp=None, experts=None, top_k=None,
              seq_len=None, global_batch=None, micro_batch=None, tp=None, pp=None, cp=None,
              ep=None, vpp=None, zero=None, recompute=None, precision=None, tokens=None,
-             attention_kernel=None, parallel_block=None, overlap=None,
+             attention_kernel=None, parallel_block=None, overlap=None, balanced_pipeline=None,
              region=None, grid_intensity=None, pue=None, price_per_hour=None,
              price_model="rental", site: Site | None = None,
              assumptions: Assumptions = DEFAULT) -> Estimate:
@@ -298,9 +303,10 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
         bf16, or fp16 on devices without bf16 (V100). [-]
     tokens : float
         Training tokens. [tokens]
-    attention_kernel, parallel_block, overlap : optional
+    attention_kernel, parallel_block, overlap, balanced_pipeline : optional
         The software stack (``flash``/``materialized``; parallel attention + MLP block;
-        overlapped communication, a subset of ``tp,pp,dp``), see :class:`Workload`.
+        overlapped communication, a subset of ``tp,pp,dp``; embedding and loss counted as
+        layers in the pipeline split), see :class:`Workload`.
     region : str, optional
         Grid region id (``traincost catalog regions``); world average if omitted.
     grid_intensity : float, optional
@@ -324,8 +330,8 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
         kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab, gated_mlp=gated_mlp,
         experts=experts, top_k=top_k, seq_len=seq_len, global_batch=global_batch, tokens=tokens,
         attention_kernel=attention_kernel, parallel_block=parallel_block, overlap=overlap,
-        region=region, grid_intensity=grid_intensity, pue=pue, price_per_hour=price_per_hour,
-        price_model=price_model, assumptions=assumptions)
+        balanced_pipeline=balanced_pipeline, region=region, grid_intensity=grid_intensity,
+        pue=pue, price_per_hour=price_per_hour, price_model=price_model, assumptions=assumptions)
     if precision is None:
         precision = acc.default_precision
     acc.peak_flop_per_s(precision)                      # raises for a missing precision

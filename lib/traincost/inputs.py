@@ -226,6 +226,11 @@ class Workload:
         Communication the software stack overlaps with compute, a comma-separated subset
         of ``tp,pp,dp`` (MegaScale Sec. 3.2; Megatron-Core ``--tp-comm-overlap``,
         ``--overlap-grad-reduce``, ``--overlap-param-gather``); empty for none. [-]
+    balanced_pipeline : bool
+        The pipeline split counts the input embedding and the loss as one layer each, so
+        the first and last stages hold one transformer layer fewer (Llama 3, Sec. 3.3.2;
+        Megatron-Core ``--account-for-embedding-in-pipeline-split`` and
+        ``--account-for-loss-in-pipeline-split``). [-]
     name : str
         Label. [-]
     """
@@ -256,6 +261,7 @@ class Workload:
     attention_kernel: str = "flash"
     parallel_block: bool = False
     overlap: str = ""
+    balanced_pipeline: bool = False
     name: str = "custom"
 
     def __post_init__(self):

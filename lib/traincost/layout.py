@@ -24,9 +24,10 @@ RULES = (
      "--devices {devices} must be a multiple of tp*pp*cp = {tp}*{pp}*{cp}"),
     ("pp", lambda c: c["pp"] <= c["layers"],
      "--pp {pp} must not exceed the number of layers {layers}"),
-    ("vpp", lambda c: (c["vpp"] == 1) | ((c["pp"] > 1) & (c["pp"] * c["vpp"] <= c["layers"])),
+    ("vpp", lambda c: (c["vpp"] == 1) | ((c["pp"] > 1)
+                                         & (c["pp"] * c["vpp"] <= _units(c))),
      "--vpp {vpp} needs --pp > 1 and at least one layer per chunk (pp*vpp <= layers "
-     "{layers}, pp {pp})"),
+     "{layers}, or layers + 2 in a balanced split; pp {pp})"),
     ("ep", lambda c: np.where(c["experts"] > 0, c["experts"] % c["ep"] == 0, c["ep"] == 1),
      "--ep {ep} must divide the number of experts {experts} (and be 1 for a dense model)"),
     ("ep", lambda c: (c["devices"] // (c["tp"] * c["pp"] * c["cp"])) % c["ep"] == 0,
@@ -38,11 +39,17 @@ RULES = (
 )
 
 
+def _units(c: dict):
+    """Pipeline chunks' worth of work: the layers, plus embedding and loss when balanced."""
+    return c.get("pipeline_units", c["layers"])
+
+
 def arch_columns(workload, devices) -> dict:
     """The workload and device-count columns the layout rules read."""
     return {"heads": workload.heads, "kv_heads": workload.kv_heads_effective,
             "layers": workload.layers, "seq_len": workload.seq_len, "experts": workload.experts,
-            "devices": devices, "global_batch": workload.global_batch}
+            "devices": devices, "global_batch": workload.global_batch,
+            "pipeline_units": workload.layers + 2 * bool(workload.balanced_pipeline)}
 
 
 def valid(c: dict) -> np.ndarray:

@@ -30,6 +30,7 @@ INPUT_COLUMNS = (
     "v_head_dim", "global_batch", "tokens",
     # software stack
     "flash_attention", "parallel_block", "tp_overlap", "pp_overlap", "dp_overlap",
+    "balanced_pipeline",
     # layout
     "devices", "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute",
     # site
@@ -58,7 +59,7 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         (:data:`traincost.workload.RECOMPUTE_CODES`); ``mla``, ``gated_mlp``,
         ``tied_embeddings``, ``learned_positions``, ``is_rental`` and the software-stack
         columns (``flash_attention``, ``parallel_block``, ``tp_overlap``, ``pp_overlap``,
-        ``dp_overlap``, see :class:`traincost.Workload`) are booleans.
+        ``dp_overlap``, ``balanced_pipeline``, see :class:`traincost.Workload`) are booleans.
     assumptions : Assumptions
         Modelling defaults. [-]
 
@@ -87,11 +88,15 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     dp = n // (t * p * cp)
     m = B // (dp * b)                                # micro-batches per step
     # the slowest stage holds ceil(L/(p*v)) layers per model chunk (uneven splits, e.g.
-    # BLOOM's 70 layers on 12 stages or Llama 3 405B's 126 on 16, load one stage more)
-    layers_per_stage = np.ceil(L / (p * v)) * v
-    stage_share = layers_per_stage / L               # the peak stage's share of the layers
-    full_rc = rc == workload.RECOMPUTE_CODES["full"]
+    # BLOOM's 70 layers on 12 stages, load one stage more). A balanced split counts the
+    # embedding and the loss as a layer each (Llama 3 Sec. 3.3.2): L + 2 units, and the
+    # first and last stages hold one transformer layer fewer.
     single_stage = p == 1
+    balanced = c["balanced_pipeline"] & np.logical_not(single_stage)
+    layers_per_stage = np.ceil((L + 2 * balanced) / (p * v)) * v
+    stage_share = layers_per_stage / L               # the peak stage's share of the layers
+    first_stage_layers = layers_per_stage - balanced  # the first stage's transformer layers
+    full_rc = rc == workload.RECOMPUTE_CODES["full"]
     # Terms that are zero for every row are skipped, not computed as arrays of zeros
     # (speed only: the formulas below are the same either way).
     moe = _any(E > 0)                                # expert terms vanish for dense models
@@ -112,7 +117,7 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     expert_params = params["experts"]
     dense_layer_params = params["layers"] - expert_params
     first_stage_embed = params["embedding"] + np.where(single_stage, params["output"], 0)
-    dense_on_device = (dense_layer_params * stage_share + first_stage_embed) / t
+    dense_on_device = (dense_layer_params * first_stage_layers / L + first_stage_embed) / t
     states = memory.model_state_bytes(dense_on_device, dp, zero, a.weight_bytes_per_param,
                                       a.grad_bytes_per_param, a.optimizer_bytes_per_param)
     dp_ep = dp // ep                                 # data-parallel replicas of each expert
@@ -136,8 +141,14 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     stored, full = memory.activation_bytes_per_layer(
         s_local, b, h, heads, kv, (qk_dim + v_dim) / 2, ffn_eff, t, rc, a.sequence_parallel, act_e,
         flash, ptb, a.flash_stats_bytes_per_head)
+    # 1F1B: min(m, p) micro-batches over the stage's layers, and with interleaving
+    # (p - 1)/p of them more on its first chunk (Korthikanti Sec. 4.2.3), whose layers a
+    # balanced split has one fewer of (the embedding takes that place)
     inflight = memory.microbatches_in_flight(p, v, m)
-    activations = layers_per_stage * stored * inflight \
+    first_chunk_layers = layers_per_stage / v - balanced
+    layer_microbatches = first_stage_layers * np.minimum(m, p) \
+        + (inflight - np.minimum(m, p)) * v * first_chunk_layers
+    activations = layer_microbatches * stored \
         + np.where(full_rc, full, 0.0) \
         + np.where(single_stage, 2 * act_e * s_local * b * V / t, 0.0)   # fp32 logits, last stage
     mem = {
@@ -188,8 +199,11 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     selective = (rc == workload.RECOMPUTE_CODES["selective"]) & np.logical_not(flash)
     recompute_layer = np.where(full_rc, fwd_layer, np.where(selective, core, 0.0))
     logits_fwd = performance.gemm_time(tokens_mb, h, V / t, flop_rate, bw, e)
-    compute_mb = layers_per_stage * (3 * fwd_layer + core_bwd_extra + recompute_layer) \
-        + 3 * logits_fwd / p
+    layer_work = 3 * fwd_layer + core_bwd_extra + recompute_layer
+    # the output layer: spread over the stages (1/p each), or, in a balanced split, in the
+    # place of the last stage's missing layer (only its excess over a layer is extra)
+    compute_mb = layers_per_stage * layer_work + np.where(
+        balanced, np.maximum(0.0, 3 * logits_fwd - layer_work), 3 * logits_fwd / p)
 
     # ---- communication per micro-batch -----------------------------------------------
     net = (c["scaleup_domain_devices"], c["scaleup_bytes_per_s"], c["scaleout_bytes_per_s"],

@@ -353,7 +353,8 @@ def _groups(accs, devices, wl, fixed, precision, space) -> tuple[list, list, lis
 def search(accelerators, devices, *, workload: Workload | None = None, model: str | None = None,
            layers=None, hidden=None, heads=None, kv_heads=None, ffn_hidden=None, vocab=None,
            gated_mlp=None, experts=None, top_k=None, seq_len=None, global_batch=None,
-           tokens=None, attention_kernel=None, parallel_block=None, overlap=None, tp=None,
+           tokens=None, attention_kernel=None, parallel_block=None, overlap=None,
+           balanced_pipeline=None, tp=None,
            pp=None, cp=None, ep=None, vpp=None, zero=None,
            micro_batch=None, recompute=None, precision=None, region=None, grid_intensity=None,
            pue=None, price_per_hour=None, price_model="rental", site=None, max_days=None,
@@ -415,7 +416,7 @@ def search(accelerators, devices, *, workload: Workload | None = None, model: st
         kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab, gated_mlp=gated_mlp,
         experts=experts, top_k=top_k, seq_len=seq_len, global_batch=global_batch, tokens=tokens,
         attention_kernel=attention_kernel, parallel_block=parallel_block, overlap=overlap,
-        region=region, grid_intensity=grid_intensity, pue=pue, price_per_hour=price_per_hour,
+        balanced_pipeline=balanced_pipeline, region=region, grid_intensity=grid_intensity, pue=pue, price_per_hour=price_per_hour,
         price_model=price_model, assumptions=assumptions)
     fixed = fixed_knobs(tp, pp, cp, ep, vpp, zero, micro_batch, recompute)
     limits, headroom = _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom,

@@ -85,6 +85,8 @@ def case_inputs(row: pd.Series, assumptions: Assumptions = DEFAULT) -> tuple[dic
         stack["parallel_block"] = bool(int(row["parallel_block"]))
     if _given(row.get("overlap")):
         stack["overlap"] = str(row["overlap"])
+    if _given(row.get("balanced_pipeline")):
+        stack["balanced_pipeline"] = bool(int(row["balanced_pipeline"]))
     if stack:
         wl = replace(wl, **stack)
     kwargs = {k: int(row[k]) for k in _LAYOUT if _given(row.get(k))}

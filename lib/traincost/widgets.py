@@ -622,8 +622,10 @@ def _recompute_buttons(recompute: str) -> widgets.ToggleButtons:
                                  description="recompute", style={**_STYLE, "button_width": "90px"})
 
 
-def _stack_controls(attention_kernel: str, parallel_block: bool, overlap: str) -> dict:
-    """Software-stack controls: attention kernel, parallel block, one box per overlap kind."""
+def _stack_controls(attention_kernel: str, parallel_block: bool, overlap: str,
+                    balanced_pipeline: bool = False) -> dict:
+    """Software-stack controls: attention kernel, parallel block, one box per overlap kind,
+    balanced pipeline split."""
     _check_choice("attention kernel", attention_kernel, ATTENTION_KERNELS)
     chosen = parse_overlap(overlap)
     out = {"attention_kernel": widgets.ToggleButtons(
@@ -635,6 +637,9 @@ def _stack_controls(attention_kernel: str, parallel_block: bool, overlap: str) -
     for kind in OVERLAP_KINDS:
         out[f"overlap_{kind}"] = widgets.Checkbox(value=kind in chosen, indent=False,
                                                   description=f"overlap {kind} comm.")
+    out["balanced_pipeline"] = widgets.Checkbox(
+        value=bool(balanced_pipeline), indent=False,
+        description="embedding and loss count as pipeline layers")
     return out
 
 
@@ -642,7 +647,8 @@ def _stack_values(controls: dict) -> dict:
     """The stack keywords of :func:`traincost.estimate` from :func:`_stack_controls`."""
     return {"attention_kernel": controls["attention_kernel"].value,
             "parallel_block": controls["parallel_block"].value,
-            "overlap": ",".join(k for k in OVERLAP_KINDS if controls[f"overlap_{k}"].value)}
+            "overlap": ",".join(k for k in OVERLAP_KINDS if controls[f"overlap_{k}"].value),
+            "balanced_pipeline": controls["balanced_pipeline"].value}
 
 
 def _png(fig) -> bytes:
@@ -863,7 +869,7 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
                          pp: int = 4, vpp: int = 1, micro_batch: int = 1,
                          recompute: str = "selective", zero: int = 1,
                          attention_kernel: str = "flash", parallel_block: bool = False,
-                         overlap: str = "") -> widgets.VBox:
+                         overlap: str = "", balanced_pipeline: bool = False) -> widgets.VBox:
     """Sliders for a parallel layout; shows the step-time breakdown, MFU and memory.
 
     Parameters
@@ -878,9 +884,10 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
         Layout knobs. [-]
     recompute : str
         ``none``, ``selective`` or ``full``. [-]
-    attention_kernel, parallel_block, overlap : str, bool, str
+    attention_kernel, parallel_block, overlap, balanced_pipeline : str, bool, str, bool
         The software stack (:class:`traincost.Workload`): ``flash`` or ``materialized``;
-        a parallel attention + MLP block; overlapped communication, e.g. ``"tp,dp"``. [-]
+        a parallel attention + MLP block; overlapped communication, e.g. ``"tp,dp"``;
+        embedding and loss counted as pipeline layers. [-]
 
     Returns
     -------
@@ -903,14 +910,15 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
         "micro_batch": _selection(MICRO_BATCH_CHOICES, micro_batch, "micro-batch [seq]"),
         "zero": _zero_buttons(zero),
         "recompute": _recompute_buttons(recompute),
-        **_stack_controls(attention_kernel, parallel_block, overlap),
+        **_stack_controls(attention_kernel, parallel_block, overlap, balanced_pipeline),
     }
     dp, message, summary = widgets.HTML(), widgets.HTML(), widgets.HTML()
     chart = widgets.Image(format="png", layout=widgets.Layout(max_width="900px"))
     left = widgets.VBox([controls[k] for k in ("model", "accelerator", "devices")] + [dp])
     right = widgets.VBox([controls[k] for k in ("tp", "pp", "vpp", "micro_batch")])
     stack = widgets.HBox([controls["parallel_block"]]
-                         + [controls[f"overlap_{k}"] for k in OVERLAP_KINDS])
+                         + [controls[f"overlap_{k}"] for k in OVERLAP_KINDS]
+                         + [controls["balanced_pipeline"]])
     box = widgets.VBox([widgets.HBox([left, right]), controls["zero"], controls["recompute"],
                         controls["attention_kernel"], stack, message, summary, chart])
     box.controls, box.dp, box.message, box.summary, box.chart, box.result = \
