@@ -54,7 +54,7 @@ def test_workload_rejects_unknown_stack_values_naming_the_field():
     with pytest.raises(ValueError, match="attention-kernel: 'fast'"):
         Workload(layers=2, hidden=64, heads=4, seq_len=128, global_batch=8,
                  attention_kernel="fast")
-    with pytest.raises(ValueError, match="overlap: 'ep'"):
+    with pytest.raises(ValueError, match="overlap: 'tp,ep' names 'ep'"):
         parse_overlap("tp,ep")
     assert parse_overlap("none") == frozenset() and parse_overlap(" dp,tp ") == {"tp", "dp"}
 

@@ -127,6 +127,21 @@ def test_architecture_columns_override_the_preset_where_given():
     assert out["params"][2] == custom.params
 
 
+def test_stack_columns_match_estimate_row_by_row():
+    stacks = [dict(), dict(attention_kernel="materialized"),
+              dict(parallel_block=True, overlap="tp,pp,dp"), dict(balanced_pipeline=1.0)]
+    table = pd.DataFrame([_row(pp=4, **kw) for kw in stacks])
+    out = traincost.sweep(table)
+    for i, kw in enumerate(stacks):
+        one = traincost.estimate(accelerator="h100-sxm5-80gb", devices=64, model="llama2-7b",
+                                 global_batch=512, tokens=1e10, tp=2, pp=4, cp=1, ep=1, vpp=1,
+                                 zero=1, micro_batch=1, recompute="selective",
+                                 **{k: (bool(v) if k == "balanced_pipeline" else v)
+                                    for k, v in kw.items()})
+        assert out["step_time_s"][i] == pytest.approx(one.step_time_s, rel=1e-12)
+    assert len(set(out["step_time_s"])) == len(stacks)     # each stack changes the step
+
+
 def test_price_and_site_columns():
     table = pd.DataFrame([_row(price_usd_per_h=2.0, pue=1.2, grid_gco2e_per_kwh=100.0)])
     r = traincost.sweep(table).iloc[0]
@@ -177,6 +192,8 @@ def test_first_broken_agrees_with_check():
     (dict(region="atlantis"), "region", "ISO-3"),
     (dict(recompute="sometimes"), "recompute", "selective"),
     (dict(tp=0), "tp", ">= 1"), (dict(zero=4), "zero", "0, 1, 2, 3"),
+    (dict(attention_kernel="fast"), "attention-kernel", "materialized"),
+    (dict(overlap="tp,ep"), "overlap", "tp, pp, dp"),
     (dict(devices=2.5), "devices", "whole"), (dict(price_model="lease"), "price_model", "rental"),
 ])
 def test_bad_input_raises_naming_the_column(change, column, allowed):

@@ -164,8 +164,8 @@ def parse_overlap(text) -> frozenset:
         return frozenset()
     bad = [t for t in parts if t not in OVERLAP_KINDS]
     if bad:
-        raise ValueError(f"overlap: {bad[0]!r} is not one of {', '.join(OVERLAP_KINDS)} "
-                         "(give a comma-separated subset, or none)")
+        raise ValueError(f"overlap: {text!r} names {bad[0]!r}, which is not one of "
+                         f"{', '.join(OVERLAP_KINDS)} (give a comma-separated subset, or none)")
     return frozenset(parts)
 
 

@@ -20,6 +20,9 @@ Input columns (one row per configuration):
                           ``recompute`` (none / selective / full) too. A layout column left out
                           takes :class:`traincost.ParallelConfig`'s default
 ``dp``                    optional; checked against devices / (tp * pp * cp)
+``attention_kernel``      the software stack: flash / materialized, ``parallel_block``,
+                          ``overlap`` (e.g. "tp,pp,dp"), ``balanced_pipeline``; blank cells
+                          keep :class:`traincost.Workload`'s defaults
 ``precision``             bf16 / fp16 / fp8 / tf32 (default bf16, fp16 where there is no bf16)
 ``region``                grid region id (default: world average), or ``grid_gco2e_per_kwh``
 ``pue``                   default: the cloud provider's, else the industry average
@@ -67,7 +70,10 @@ LAYOUT_DEFAULTS = {f.name: f.default for f in fields(ParallelConfig)}
 #: architecture columns that override a preset row by row
 ARCH_COLUMNS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "gated_mlp",
                 "experts", "top_k")
-_WORKLOAD_COLUMNS = ("model", *ARCH_COLUMNS, "seq_len", "global_batch", "tokens")
+#: software-stack columns (see :class:`traincost.Workload`); blank cells keep the defaults
+STACK_COLUMNS = ("attention_kernel", "parallel_block", "overlap", "balanced_pipeline")
+_WORKLOAD_COLUMNS = ("model", *ARCH_COLUMNS, "seq_len", "global_batch", "tokens",
+                     *STACK_COLUMNS)
 _SITE_COLUMNS = ("region", "pue", "grid_gco2e_per_kwh", "price_usd_per_h", "price_model")
 
 
@@ -183,8 +189,12 @@ def _entities(df: pd.DataFrame, assumptions: Assumptions):
                 for c in ARCH_COLUMNS + ("seq_len", "global_batch"):
                     if kw[c] is not None and c != "gated_mlp":
                         kw[c] = _whole(c, kw[c])
-                if kw["gated_mlp"] is not None:
-                    kw["gated_mlp"] = bool(kw["gated_mlp"])
+                for c in ("gated_mlp", "parallel_block", "balanced_pipeline"):
+                    if kw[c] is not None:
+                        kw[c] = bool(kw[c])
+                for c in ("attention_kernel", "overlap"):
+                    if kw[c] is not None:
+                        kw[c] = str(kw[c]).strip().lower()
                 model = kw.pop("model")
                 wl_cache[wkey] = build_workload(None if model is None else str(model), **kw)
             wl = wl_cache[wkey]
