@@ -2,22 +2,22 @@
 do not edit by hand. See traincost.calibrate for the method."""
 
 FIT_DATE = "2026-11-29"
-DATA_VERSION = "8be38f4f39ca"  # sha256[:12] of data/published_runs.csv
+DATA_VERSION = "ecf4a51a430d"  # sha256[:12] of data/published_runs.csv
 CONSTANTS = {
-    "in_model_matmul_fraction": 0.7117347095878719,
-    "scaleup_comm_efficiency": 0.5552773593914385,
-    "scaleout_comm_efficiency": 0.9660258833757022,
-    "dp_overlap_fraction": 0.43340445450528053,
-    "elementwise_traffic_factor": 1.893392803744008,
+    "in_model_matmul_fraction": 0.7122646391368187,
+    "scaleup_comm_efficiency": 0.5825910700455459,
+    "scaleout_comm_efficiency": 0.9628728158579664,
+    "dp_overlap_fraction": 0.4370221369732381,
+    "elementwise_traffic_factor": 1.967882988243128,
 }
 METRICS = {
     "cases": 48,
     "targets": 66,
-    "prior_mape_pct": 6.65,
+    "prior_mape_pct": 6.44,
     "prior_worst_pct": 20.65,
-    "in_sample_mape_pct": 4.13,
-    "in_sample_worst_pct": 10.76,
+    "in_sample_mape_pct": 3.97,
+    "in_sample_worst_pct": 10.77,
     "cv_folds": 5,
-    "cv_mape_pct": 4.65,
-    "cv_worst_pct": 14.86,
+    "cv_mape_pct": 4.46,
+    "cv_worst_pct": 14.9,
 }

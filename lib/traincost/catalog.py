@@ -26,7 +26,8 @@ _NUMERIC_ACCELERATOR = (
     "peak_fp32_flop_per_s", "peak_tf32_flop_per_s", "peak_bf16_flop_per_s",
     "peak_fp16_flop_per_s", "peak_fp8_flop_per_s", "mamf_bf16_flop_per_s", "hbm_bytes",
     "hbm_bytes_per_s", "tdp_w", "idle_w", "scaleup_domain_devices", "scaleup_bytes_per_s",
-    "scaleout_bytes_per_s", "price_usd_per_h", "capex_usd", "embodied_kgco2e")
+    "scaleout_bytes_per_s", "price_usd_per_h", "capex_usd", "embodied_kgco2e",
+    "attention_bf16_flop_per_s")
 
 #: the operator whose PUE a cloud provider's regions use
 PROVIDER_OPERATOR = {"gcp": "google", "aws": "aws", "azure": "microsoft"}

@@ -58,6 +58,9 @@ class Accelerator:
         Dense peak throughput per precision, NaN where the precision is absent. [FLOP/s]
     mamf_bf16_flop_per_s : float
         Measured maximum achievable bf16 matmul throughput, NaN if unknown. [FLOP/s]
+    attention_bf16_flop_per_s : float
+        Measured fused-attention (FlashAttention-2) throughput, forward and backward, NaN
+        if unknown (a fused attention core then runs at the matmul rate). [FLOP/s]
     hbm_bytes : float
         Device memory. [bytes]
     hbm_bytes_per_s : float
@@ -98,6 +101,7 @@ class Accelerator:
     price_usd_per_h: float = math.nan
     capex_usd: float = math.nan
     embodied_kgco2e: float = math.nan
+    attention_bf16_flop_per_s: float = math.nan
     vendor: str = ""
 
     def __post_init__(self):
@@ -113,7 +117,8 @@ class Accelerator:
                       integer=True)
         for name in ("peak_fp32_flop_per_s", "peak_tf32_flop_per_s", "peak_bf16_flop_per_s",
                      "peak_fp16_flop_per_s", "peak_fp8_flop_per_s", "mamf_bf16_flop_per_s",
-                     "price_usd_per_h", "capex_usd", "embodied_kgco2e"):
+                     "price_usd_per_h", "capex_usd", "embodied_kgco2e",
+                     "attention_bf16_flop_per_s"):
             _check_number(name, getattr(self, name), minimum=0, allow_nan=True)
         if math.isnan(self.peak_bf16_flop_per_s) and math.isnan(self.peak_fp16_flop_per_s):
             raise ValueError(f"{self.id}: needs peak_bf16_flop_per_s or peak_fp16_flop_per_s")

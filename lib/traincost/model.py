@@ -20,7 +20,7 @@ from .units import (GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH, SECOND
 
 INPUT_COLUMNS = (
     # accelerator (at the chosen precision)
-    "peak_flop_per_s", "mamf_fraction", "hbm_bytes", "hbm_bytes_per_s", "tdp_w", "idle_w",
+    "peak_flop_per_s", "mamf_fraction", "attention_flop_per_s", "hbm_bytes", "hbm_bytes_per_s", "tdp_w", "idle_w",
     "scaleup_domain_devices", "scaleup_bytes_per_s", "scaleout_bytes_per_s",
     "price_usd_per_h", "capex_usd", "embodied_kgco2e", "bytes_per_element",
     # workload
@@ -191,9 +191,12 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         layer_mm = ((L - n_moe) * dense_mm + n_moe * moe_layer_mm) / L
     else:
         layer_mm = (L - n_moe) * dense_mm / L       # the same sum without its zero MoE term
-    # a fused (flash) core skips the causal upper triangle and recomputes the scores in
+    # a fused (flash) core runs at the device's measured fused-attention rate where known
+    # (else the matmul rate), skips the causal upper triangle and recomputes the scores in
     # its backward (2.5x its forward, not 2x); selective recompute then adds nothing
-    core_fwd = core * np.where(flash, a.flash_causal_work_fraction, 1.0)
+    attn_rate = c["attention_flop_per_s"]
+    attn_rate = np.where(np.isfinite(attn_rate), attn_rate, flop_rate)
+    core_fwd = core * np.where(flash, a.flash_causal_work_fraction * flop_rate / attn_rate, 1.0)
     core_bwd_extra = np.where(flash, (a.flash_backward_forward_ratio - 2.0) * core_fwd, 0.0)
     fwd_layer = layer_mm + core_fwd + elem
     selective = (rc == workload.RECOMPUTE_CODES["selective"]) & np.logical_not(flash)
