@@ -2,22 +2,22 @@
 do not edit by hand. See traincost.calibrate for the method."""
 
 FIT_DATE = "2026-11-29"
-DATA_VERSION = "ecf4a51a430d"  # sha256[:12] of data/published_runs.csv
+DATA_VERSION = "e6186ed6c2c1"  # sha256[:12] of data/published_runs.csv
 CONSTANTS = {
-    "in_model_matmul_fraction": 0.7122646391368187,
-    "scaleup_comm_efficiency": 0.5825910700455459,
-    "scaleout_comm_efficiency": 0.9628728158579664,
-    "dp_overlap_fraction": 0.4370221369732381,
-    "elementwise_traffic_factor": 1.967882988243128,
+    "in_model_matmul_fraction": 0.7125306569782959,
+    "scaleup_comm_efficiency": 0.5607877240872275,
+    "scaleout_comm_efficiency": 0.9651897702810235,
+    "dp_overlap_fraction": 0.4330617865400344,
+    "elementwise_traffic_factor": 1.8295346884320414,
 }
 METRICS = {
-    "cases": 48,
-    "targets": 66,
-    "prior_mape_pct": 6.44,
+    "cases": 56,
+    "targets": 74,
+    "prior_mape_pct": 6.41,
     "prior_worst_pct": 20.65,
-    "in_sample_mape_pct": 3.97,
-    "in_sample_worst_pct": 10.77,
+    "in_sample_mape_pct": 3.98,
+    "in_sample_worst_pct": 10.82,
     "cv_folds": 5,
-    "cv_mape_pct": 4.46,
-    "cv_worst_pct": 14.9,
+    "cv_mape_pct": 4.41,
+    "cv_worst_pct": 14.93,
 }
