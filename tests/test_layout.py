@@ -6,7 +6,7 @@ import pytest
 from traincost import layout
 
 ARCH = {"heads": 96, "kv_heads": 96, "layers": 80, "seq_len": 2048, "experts": 0,
-        "devices": 1536, "global_batch": 2304}
+        "devices": 1536, "global_batch": 2304, "balanced_pipeline": False}
 
 
 def lay(**kw):

@@ -142,6 +142,22 @@ def test_stack_columns_match_estimate_row_by_row():
     assert len(set(out["step_time_s"])) == len(stacks)     # each stack changes the step
 
 
+def test_balanced_pipeline_rows_allow_a_chunk_per_layer_plus_embedding_and_loss():
+    # Llama 3 405B: 126 layers + embedding + loss = 128 units = pp 16 x vpp 8 (Sec. 3.3.2);
+    # valid in a sweep exactly as in estimate, and invalid without the balanced split
+    base = dict(accelerator="h100-sxm5-80gb", devices=128, model="llama3.1-405b",
+                global_batch=16, seq_len=8192, tp=8, pp=16, cp=1, ep=1, vpp=8, zero=2,
+                micro_batch=1, recompute="none", tokens=1e10)
+    out = traincost.sweep(pd.DataFrame([dict(base, balanced_pipeline=True),
+                                        dict(base, balanced_pipeline=False)]))
+    assert out["valid"].tolist() == [True, False]
+    assert "--vpp 8" in out.loc[1, "problem"]
+    one = traincost.estimate(balanced_pipeline=True,
+                             **{k: v for k, v in base.items() if k != "model"},
+                             model="llama3.1-405b")
+    assert out["step_time_s"][0] == pytest.approx(one.step_time_s, rel=1e-12)
+
+
 def test_price_and_site_columns():
     table = pd.DataFrame([_row(price_usd_per_h=2.0, pue=1.2, grid_gco2e_per_kwh=100.0)])
     r = traincost.sweep(table).iloc[0]
@@ -169,7 +185,7 @@ def test_invalid_rows_name_their_first_broken_rule():
 
 def test_first_broken_agrees_with_check():
     arch = {"heads": 96, "kv_heads": 96, "layers": 80, "seq_len": 2048, "experts": 0,
-            "devices": 1536, "global_batch": 2304}
+            "devices": 1536, "global_batch": 2304, "balanced_pipeline": False}
     cands = layout.candidates({}, heads=96, layers=80, experts=0, devices=1536, domain=8,
                               global_batch=2304, seq_len=2048)
     first = layout.first_broken({**arch, **cands})

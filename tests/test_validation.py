@@ -9,6 +9,7 @@ import math
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import traincost
@@ -145,6 +146,18 @@ def test_llama3_405b_fits_without_recompute_as_meta_trained_it():
     assert balanced.fits_in_memory
     plain = traincost.estimate("h100-sxm5-80gb", 8192, vpp=4, **knobs, workload=wl)
     assert not plain.fits_in_memory
+
+
+def test_a_run_the_memory_model_rejects_is_evaluated_as_it_ran():
+    # Llama 3 405B at 8K tokens without recomputation, stated here with vpp 4 and without
+    # Meta's balanced split: the memory model finds no layout that fits. Validation must
+    # still predict the run (the fastest layout, as the fit does) and say why, instead of
+    # failing; its throughput stays near Meta's 43% (Llama 3 paper, Table 4).
+    row = RUNS.loc["llama3-405b-8192-cp1"].copy()
+    row["balanced_pipeline"], row["vpp"] = float("nan"), 4.0
+    mfu = compare_published(pd.DataFrame([row])).set_index("metric").loc["mfu"]
+    assert "memory model: no layout fits" in mfu["note"]
+    assert abs(mfu["error_pct"]) <= 10.0
 
 
 def test_calibration_matches_current_data():

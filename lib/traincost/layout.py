@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .workload import RECOMPUTE_CODES
+from .workload import RECOMPUTE_CODES, pipeline_units
 
 # (flag, predicate that must hold, message) - evaluated in order; messages are formatted
 # with the layout's values, so each names the flag, its value and what is allowed.
@@ -25,7 +25,9 @@ RULES = (
     ("pp", lambda c: c["pp"] <= c["layers"],
      "--pp {pp} must not exceed the number of layers {layers}"),
     ("vpp", lambda c: (c["vpp"] == 1) | ((c["pp"] > 1)
-                                         & (c["pp"] * c["vpp"] <= _units(c))),
+                                         & (c["pp"] * c["vpp"]
+                                            <= pipeline_units(c["layers"],
+                                                              c["balanced_pipeline"]))),
      "--vpp {vpp} needs --pp > 1 and at least one layer per chunk (pp*vpp <= layers "
      "{layers}, or layers + 2 in a balanced split; pp {pp})"),
     ("ep", lambda c: np.where(c["experts"] > 0, c["experts"] % c["ep"] == 0, c["ep"] == 1),
@@ -39,17 +41,12 @@ RULES = (
 )
 
 
-def _units(c: dict):
-    """Pipeline chunks' worth of work: the layers, plus embedding and loss when balanced."""
-    return c.get("pipeline_units", c["layers"])
-
-
 def arch_columns(workload, devices) -> dict:
     """The workload and device-count columns the layout rules read."""
     return {"heads": workload.heads, "kv_heads": workload.kv_heads_effective,
             "layers": workload.layers, "seq_len": workload.seq_len, "experts": workload.experts,
             "devices": devices, "global_batch": workload.global_batch,
-            "pipeline_units": workload.layers + 2 * bool(workload.balanced_pipeline)}
+            "balanced_pipeline": bool(workload.balanced_pipeline)}
 
 
 def valid(c: dict) -> np.ndarray:
@@ -87,8 +84,8 @@ def first_broken(c: dict, rules=RULES) -> np.ndarray:
     Examples
     --------
     >>> arch = {"heads": 96, "kv_heads": 96, "layers": 80, "seq_len": 2048, "experts": 0,
-    ...         "devices": 64, "global_batch": 512, "cp": 1, "ep": 1, "vpp": 1,
-    ...         "micro_batch": 1, "pp": 1}
+    ...         "devices": 64, "global_batch": 512, "balanced_pipeline": False, "cp": 1,
+    ...         "ep": 1, "vpp": 1, "micro_batch": 1, "pp": 1}
     >>> first_broken({**arch, "tp": np.array([8, 7, 64])}).tolist()   # 7 and 64 break rule 0
     [-1, 0, 0]
     """

@@ -93,7 +93,7 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     # first and last stages hold one transformer layer fewer.
     single_stage = p == 1
     balanced = c["balanced_pipeline"] & np.logical_not(single_stage)
-    layers_per_stage = np.ceil((L + 2 * balanced) / (p * v)) * v
+    layers_per_stage = np.ceil(workload.pipeline_units(L, balanced) / (p * v)) * v
     stage_share = layers_per_stage / L               # the peak stage's share of the layers
     first_stage_layers = layers_per_stage - balanced  # the first stage's transformer layers
     full_rc = rc == workload.RECOMPUTE_CODES["full"]

@@ -416,8 +416,8 @@ def search(accelerators, devices, *, workload: Workload | None = None, model: st
         kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab, gated_mlp=gated_mlp,
         experts=experts, top_k=top_k, seq_len=seq_len, global_batch=global_batch, tokens=tokens,
         attention_kernel=attention_kernel, parallel_block=parallel_block, overlap=overlap,
-        balanced_pipeline=balanced_pipeline, region=region, grid_intensity=grid_intensity, pue=pue, price_per_hour=price_per_hour,
-        price_model=price_model, assumptions=assumptions)
+        balanced_pipeline=balanced_pipeline, region=region, grid_intensity=grid_intensity,
+        pue=pue, price_per_hour=price_per_hour, price_model=price_model, assumptions=assumptions)
     fixed = fixed_knobs(tp, pp, cp, ep, vpp, zero, micro_batch, recompute)
     limits, headroom = _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom,
                                     assumptions)

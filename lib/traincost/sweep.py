@@ -294,7 +294,8 @@ def sweep(table, *, chunk_size: int = DEFAULT_CHUNK_SIZE, progress=None,
         ent = _per_row(entities, codes)
         arch = {"heads": ent["heads"], "kv_heads": ent["kv_heads"], "layers": ent["layers"],
                 "seq_len": ent["seq_len"], "experts": ent["experts"], "devices": devices,
-                "global_batch": ent["global_batch"]}
+                "global_batch": ent["global_batch"],
+                "balanced_pipeline": ent["balanced_pipeline"]}
         rules = layout.RULES
         checked = {**arch, **lay}
         if "dp" in df:

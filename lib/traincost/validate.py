@@ -26,6 +26,7 @@ Examples
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import replace
 
 import numpy as np
@@ -131,7 +132,7 @@ def _as_run(kwargs: dict, assumptions: Assumptions, est, stated, notes: list):
         return est, stated
     acc = catalog.accelerator(kwargs["accelerator"])
     need = est.report["memory_gib_per_device"]
-    unbounded = replace(acc, hbm_bytes=math.inf)
+    unbounded = replace(acc, hbm_bytes=sys.float_info.max)   # memory no longer constrains
     fast, _ = _estimate_near({**kwargs, "accelerator": unbounded, "devices": est.devices},
                              assumptions, [])
     notes.append(f"memory model: no layout fits ({fast.report['memory_gib_per_device']:.0f} "

@@ -128,6 +128,19 @@ def parameter_counts(layers, hidden, heads, kv_heads, head_dim, ffn_hidden, gate
     }
 
 
+def pipeline_units(layers, balanced):
+    """Layer-sized units a pipeline split divides among the p*v model chunks. [-]
+
+    The transformer layers, plus the input embedding and the loss counted as one layer each
+    in a balanced split (Llama 3, arXiv:2407.21783, Sec. 3.3.2; Megatron-Core
+    ``--account-for-embedding-in-pipeline-split`` / ``--account-for-loss-in-pipeline-split``).
+
+    >>> int(pipeline_units(126, True)), int(pipeline_units(126, False))
+    (128, 126)
+    """
+    return layers + 2 * np.asarray(balanced, dtype=int)
+
+
 def attention_core_flop_per_token(layers, seq_len, heads, head_dim, *, mla=False,
                                   qk_rope_head_dim=0, v_head_dim=0):
     """Forward FLOP per token of the attention scores and their weighted sum, all layers.
