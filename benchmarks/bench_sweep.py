@@ -47,10 +47,7 @@ def evaluate_rate() -> dict:
     lay = layout.candidates({}, heads=wl.heads, layers=wl.layers, experts=wl.experts,
                             devices=DEVICES, domain=acc.scaleup_domain_devices,
                             global_batch=wl.global_batch, seq_len=wl.seq_len)
-    arch = {"heads": wl.heads, "kv_heads": wl.kv_heads_effective, "layers": wl.layers,
-            "seq_len": wl.seq_len, "experts": wl.experts, "devices": DEVICES,
-            "global_batch": wl.global_batch}
-    ok = np.flatnonzero(layout.valid({**arch, **lay}))
+    ok = np.flatnonzero(layout.valid({**layout.arch_columns(wl, DEVICES), **lay}))
     idx = np.resize(ok, ROWS)
     cols = columns(acc, wl, catalog.site(), "bf16", DEVICES, {k: v[idx] for k, v in lay.items()})
     with np.errstate(all="ignore"):
