@@ -55,3 +55,16 @@ def test_candidates_respect_fixed_knobs_and_bounds():
     free = layout.candidates({}, heads=32, layers=32, experts=0, devices=64, domain=8)
     assert set(free["tp"]) == {1, 2, 4, 8}          # within the NVLink domain
     assert set(free["pp"]) <= set(layout.divisors(32))
+
+
+def test_search_tries_a_chunk_per_layer_on_short_stages():
+    # SC21's 529.6B model: 105 layers on 35 stages leaves 3 per stage, interleavable as
+    # v = 3 (Megatron-LM needs the layers per stage divisible by v). Besides 1, 2, 4 the
+    # search tries the divisors of the layer count up to max_vpp = 8: 3, 5, 7 for 105
+    # (not 6 or 8, which divide no stage of 105 layers evenly), 8 for Llama 3's 128 units
+    space = layout.candidate_space({}, heads=160, layers=105, experts=0, devices=2520, domain=8)
+    assert space["vpp"] == [1, 2, 3, 4, 5, 7]
+    assert layout.candidate_space({}, heads=32, layers=32, experts=0, devices=64,
+                                  domain=8)["vpp"] == [1, 2, 4, 8]
+    assert layout.candidate_space({"vpp": 1}, heads=160, layers=105, experts=0, devices=2520,
+                                  domain=8)["vpp"] == [1]

@@ -37,7 +37,7 @@ def test_columns_in_contract_order():
         "zero tokens "
         "reported_hardware_tflops_per_device "
         "reported_model_tflops_per_device reported_mfu reported_step_time_s reported_train_days "
-        "reported_device_hours reported_avg_power_w_per_device power_basis reported_energy_mwh "
+        "reported_device_hours time_basis reported_avg_power_w_per_device power_basis reported_energy_mwh "
         "energy_basis reported_pue reported_grid_gco2e_per_kwh reported_co2e_t source "
         "source_locator source_date status model_gap notes").split()
     assert RUNS["id"].is_unique

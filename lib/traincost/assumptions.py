@@ -144,11 +144,21 @@ class Assumptions:
         0.0, "fraction", "DeepSeek-V3 report Sec. 3.2.1 needed custom DualPipe to hide "
         "all-to-all; default frameworks expose it", "estimate",
         "Fraction of expert-parallel all-to-all hidden behind compute.")
+    zero3_prefetch_overlap_fraction: float = _a(
+        1.0, "fraction", "PyTorch FSDP notes, 'FSDP Prefetch Nuances' (docs.pytorch.org/docs/"
+        "stable/notes/fsdp.html): layer i+1's all-gather, issued on a separate stream, "
+        "overlaps layer i's compute, only the first all-gather cannot; DeepSpeed ZeRO-3 "
+        "prefetches parameters the same way (stage3_prefetch_bucket_size)", "estimate",
+        "Share of a pass's compute that ZeRO-3/FSDP weight all-gathers can hide behind.")
     dp_overlap_fraction: float = _a(
-        0.5, "fraction", "prior; bucketed gradient reduction overlaps the last micro-batch's "
-        "backward (PyTorch DDP design, Li et al. VLDB 2020)", "estimate",
-        "Fraction of the last micro-batch's backward time (or, for ZeRO-3, of each "
-        "micro-batch's compute) that data-parallel traffic can hide behind.")
+        0.0, "fraction", "Megatron-LM as in SC21 (arXiv:2104.04473) and MegaScale's baseline "
+        "(arXiv:2402.15627 Sec. 3.2) reduces gradients after the backward pass; an "
+        "overlapping stack is Workload.overlap 'dp'. Fitted to the throughput set from a 0.5 "
+        "prior (PyTorch DDP's bucketed overlap, Li et al. VLDB 2020) it went to its bound 0 "
+        "(calibration of 2026-11-30), so it is fixed, not fitted", "estimate",
+        "Fraction of the last micro-batch's backward time that data-parallel gradient "
+        "traffic hides behind when the stack does not overlap it (ZeRO-3 weight gathers: "
+        "zero3_prefetch_overlap_fraction).")
 
     # --- reliability ---------------------------------------------------------------------
     goodput_fraction: float = _a(

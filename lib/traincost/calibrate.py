@@ -40,7 +40,6 @@ FREE = {
     "in_model_matmul_fraction": (0.3, 1.0),
     "scaleup_comm_efficiency": (0.2, 1.0),
     "scaleout_comm_efficiency": (0.2, 1.0),
-    "dp_overlap_fraction": (0.0, 1.0),
     "elementwise_traffic_factor": (0.5, 8.0),
 }
 #: metric families the fit uses (time model only; power has too few measured points)

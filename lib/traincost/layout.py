@@ -150,6 +150,11 @@ SEARCH_BOUNDS = {
     # context parallelism (powers of two) is tried while each rank keeps at least this many
     # tokens (Llama 3, arXiv:2407.21783 Table 4: cp 16 at 131,072 tokens = 8,192 per rank)
     "min_cp_tokens_per_rank": 4096,
+    # virtual stages: besides 1, 2, 4 the divisors of the layer count up to this many are
+    # tried, so a stage of 3 or 5 layers can interleave one layer per chunk (Megatron-LM
+    # needs the layers per stage divisible by vpp; SC21's 105-layer 529.6B model on 35
+    # stages has 3). Llama 3 ran 8 (arXiv:2407.21783 Sec. 3.3.2)
+    "max_vpp": 8,
 }
 
 
@@ -166,7 +171,8 @@ def candidate_space(fixed: dict, *, heads: int, layers: int, experts: int, devic
     heads, layers, experts, devices, domain : int
         What bounds the choices: tp is a power of two or a divisor of the heads, up to
         min(heads, domain, devices); pp a divisor of the layers or a power of two up to them;
-        ep divides the experts. [-]
+        vpp 1, 2, 4 or a divisor of the layers up to ``SEARCH_BOUNDS["max_vpp"]``; ep
+        divides the experts. [-]
     global_batch, seq_len : int, optional
         When given, micro-batches dividing the global batch up to
         ``SEARCH_BOUNDS["max_micro_batch_tokens"]`` tokens and context-parallel sizes
@@ -185,6 +191,8 @@ def candidate_space(fixed: dict, *, heads: int, layers: int, experts: int, devic
         "ep": divisors(experts) if experts else [1],
         **{k: list(v) for k, v in SEARCH_SPACE.items()},
     }
+    space["vpp"] = sorted(set(space["vpp"]) | {
+        v for v in divisors(layers) if v <= SEARCH_BOUNDS["max_vpp"]})
     if global_batch is not None and seq_len is not None:
         b_max = SEARCH_BOUNDS["max_micro_batch_tokens"] // seq_len
         space["micro_batch"] = sorted(set(space["micro_batch"]) | {

@@ -266,26 +266,37 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
                                                   lat_edp), 0.0)
     backward_mb = compute_mb * 2 / 3
     if any_zero3:
-        # ZeRO-3 regathers the weights for every micro-batch's forward and backward
+        # ZeRO-3 / FSDP regathers the weights for every micro-batch's forward and backward
+        # (and recompute forward), one all-gather per layer: the latency term counts once
+        # per layer. The gathers are prefetched, layer i+1's during layer i's compute, so
+        # only each pass's first gather is always exposed (PyTorch FSDP notes, "FSDP
+        # Prefetch Nuances"; DeepSpeed ZeRO-3 stage3_prefetch_bucket_size)
         zero3 = zero == 3
         w_dense = dense_on_device * a.weight_bytes_per_param
         w_expert = expert_on_device * a.weight_bytes_per_param
-        gather = comm.collective_time("all_gather", w_dense, dp, bw_dp, lat_dp)
+        units = layers_per_stage                     # all-gathers per pass
+        gather = units * comm.collective_time("all_gather", w_dense / units, dp, bw_dp, lat_dp)
         if moe:
-            gather = gather + np.where(
-                w_expert > 0, comm.collective_time("all_gather", w_expert, dp_ep, bw_edp,
-                                                   lat_edp), 0.0)
+            gather = gather + units * np.where(
+                w_expert > 0, comm.collective_time("all_gather", w_expert / units, dp_ep,
+                                                   bw_edp, lat_edp), 0.0)
         dp_step = np.where(zero3, dp_reduce / 2, dp_reduce)   # ZeRO-3: reduce-scatter only
-        gathers = np.where(zero3, (2 + full_rc) * gather, 0.0)
+        # each pass hides its gathers behind its own compute: forward (and recompute
+        # forward) one unit, backward two units of a micro-batch's 3 (+1 recompute)
+        forward_mb = compute_mb / (3 + full_rc)
+        first = gather / units
+        f = a.zero3_prefetch_overlap_fraction
+        gathers_exposed = np.where(zero3, (1 + full_rc) * np.maximum(
+            first, performance.exposed(gather, forward_mb, f)) + np.maximum(
+            first, performance.exposed(gather, 2 * forward_mb, f)), 0.0)
     else:
-        dp_step, gathers = dp_reduce, 0.0
+        dp_step, gathers_exposed = dp_reduce, 0.0
     dp_exposed = performance.exposed(dp_step, backward_mb, a.dp_overlap_fraction) \
-        + m * performance.exposed(gathers, compute_mb, a.dp_overlap_fraction)
+        + m * gathers_exposed
     # an overlapping stack launches each model chunk's gradient reduction after its
-    # backward and prefetches the gathers: only the last chunk's, 1/(2v) of the step's
-    # data-parallel traffic, stays exposed (MegaScale Sec. 3.2)
-    dp_overlapped = dp_step / (2 * v) \
-        + m * performance.exposed(gathers, compute_mb, a.stack_overlap_window_fraction)
+    # backward: only the last chunk's, 1/(2v) of the step's data-parallel traffic, stays
+    # exposed (MegaScale Sec. 3.2)
+    dp_overlapped = dp_step / (2 * v) + m * gathers_exposed
     dp_exposed = np.where(c["dp_overlap"], np.minimum(dp_overlapped, dp_exposed), dp_exposed)
     sharded_optimizer = zero >= 1
     optimizer_params = dense_on_device / np.where(sharded_optimizer, dp, 1)

@@ -1,0 +1,84 @@
+"""ZeRO-3 / FSDP weight gathers: one all-gather per layer, prefetched behind compute.
+
+Hand-derived from the ring cost model (comm.py: an all-gather of n ranks costs
+(n-1)/n * S/bw + (n-1) * latency) and the prefetch rule of the PyTorch FSDP notes
+("FSDP Prefetch Nuances": layer i+1's all-gather overlaps layer i's compute; the first
+all-gather of a pass cannot overlap anything).
+"""
+
+from dataclasses import replace
+
+import pytest
+
+import traincost
+from traincost import catalog
+from traincost.assumptions import DEFAULT
+from traincost.inputs import Workload
+
+A100 = catalog.accelerator("a100-sxm4-80gb")
+N = 16                 # two 8-GPU domains: the data-parallel ring crosses the scale-out fabric
+LAYERS = 4
+# no overlap of the gradient reduce-scatter, so its whole time is on the critical path
+NO_DP_OVERLAP = replace(DEFAULT, dp_overlap_fraction=0.0)
+
+
+def _dp_comm(acc, hidden, assumptions=NO_DP_OVERLAP, **kw):
+    wl = Workload(layers=LAYERS, hidden=hidden, heads=16, seq_len=2048, global_batch=2 * N,
+                  vocab=32000)
+    knobs = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=3, micro_batch=1, recompute="none")
+    knobs.update(kw)
+    return traincost.estimate(acc, N, workload=wl, assumptions=assumptions,
+                              **knobs).report["step_dp_comm_s"]
+
+
+def test_gathers_pay_the_ring_latency_once_per_layer():
+    # comm-bound (a 1 GB/s fabric): nothing of the gathers hides except the compute window,
+    # so raising the per-step latency by d adds (n-1)*d for the gradient reduce-scatter
+    # plus (n-1)*d for every layer's all-gather in each of the m = 2 micro-batches' two
+    # passes (forward, backward; no recompute)
+    slow = replace(A100, scaleout_bytes_per_s=1e9)
+    d = 1e-4
+    base = _dp_comm(slow, 1024)
+    later = _dp_comm(slow, 1024, assumptions=replace(
+        NO_DP_OVERLAP, scaleout_latency_s=NO_DP_OVERLAP.scaleout_latency_s + d))
+    assert later - base == pytest.approx((N - 1) * d * (1 + 2 * 2 * LAYERS), rel=1e-9)
+
+
+@pytest.mark.parametrize("recompute,passes", [("none", 2), ("full", 3)])
+def test_prefetch_leaves_only_the_first_gather_of_each_pass_exposed(recompute, passes):
+    # latency-bound gathers far shorter than the compute (an infinitely fast fabric, a wide
+    # layer): the prefetched gathers of layers 2..L hide behind the layer before; the
+    # first layer's gather of each pass, (n-1)*latency, stays exposed in every micro-batch.
+    # The gradient reduce-scatter adds one more (n-1)*latency.
+    fast = replace(A100, scaleout_bytes_per_s=1e30)
+    lat = DEFAULT.scaleout_latency_s
+    got = _dp_comm(fast, 4096, recompute=recompute)
+    assert got == pytest.approx((N - 1) * lat * (1 + 2 * passes), rel=1e-9)
+
+
+def test_without_prefetch_every_gather_is_exposed():
+    # prefetch turned off (overlap fraction 0): all L gathers of each pass are exposed
+    fast = replace(A100, scaleout_bytes_per_s=1e30)
+    a = replace(NO_DP_OVERLAP, zero3_prefetch_overlap_fraction=0.0)
+    lat = DEFAULT.scaleout_latency_s
+    assert _dp_comm(fast, 4096, assumptions=a) == pytest.approx(
+        (N - 1) * lat * (1 + 2 * 2 * LAYERS), rel=1e-9)
+
+
+def test_each_pass_hides_its_gathers_behind_its_own_compute():
+    # forward window = 1 unit of a micro-batch's 3 (forward 1 + backward 2, no recompute).
+    # Choose the ring latency so the L gathers of a pass take 1.5 forward units: the forward
+    # exposes 0.5 unit, the backward (2 units) only its first gather; plus the reduce-scatter
+    fast = replace(A100, scaleout_bytes_per_s=1e30)
+    wl = Workload(layers=LAYERS, hidden=4096, heads=16, seq_len=2048, global_batch=2 * N,
+                  vocab=32000)
+    knobs = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=3, micro_batch=1, recompute="none")
+    m = 2                                                   # micro-batches per step
+    compute = traincost.estimate(fast, N, workload=wl, assumptions=NO_DP_OVERLAP,
+                                 **knobs).report["step_compute_s"]
+    forward = compute / m / 3
+    lat = 1.5 * forward / (LAYERS * (N - 1))
+    a = replace(NO_DP_OVERLAP, scaleout_latency_s=lat)
+    got = traincost.estimate(fast, N, workload=wl, assumptions=a, **knobs).report["step_dp_comm_s"]
+    first = (N - 1) * lat
+    assert got == pytest.approx(first + m * (0.5 * forward + first), rel=1e-9)
