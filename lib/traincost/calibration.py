@@ -2,21 +2,21 @@
 do not edit by hand. See traincost.calibrate for the method."""
 
 FIT_DATE = "2026-11-30"
-DATA_VERSION = "2c5b58dfc3b9"  # sha256[:12] of data/published_runs.csv
+DATA_VERSION = "07650f9b5c52"  # sha256[:12] of data/published_runs.csv
 CONSTANTS = {
-    "in_model_matmul_fraction": 0.7078445308557685,
-    "scaleup_comm_efficiency": 0.5375876894919404,
-    "scaleout_comm_efficiency": 0.9320684028726471,
-    "elementwise_traffic_factor": 1.3758578904469991,
+    "in_model_matmul_fraction": 0.7039460381327421,
+    "scaleup_comm_efficiency": 0.5278333950181403,
+    "scaleout_comm_efficiency": 0.927049196357029,
+    "elementwise_traffic_factor": 1.0518388242589853,
 }
 METRICS = {
     "cases": 56,
     "targets": 74,
-    "prior_mape_pct": 6.07,
+    "prior_mape_pct": 6.2,
     "prior_worst_pct": 17.4,
-    "in_sample_mape_pct": 3.48,
-    "in_sample_worst_pct": 9.47,
+    "in_sample_mape_pct": 3.47,
+    "in_sample_worst_pct": 9.15,
     "cv_folds": 5,
-    "cv_mape_pct": 3.85,
-    "cv_worst_pct": 9.81,
+    "cv_mape_pct": 3.87,
+    "cv_worst_pct": 9.83,
 }
