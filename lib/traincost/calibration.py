@@ -2,21 +2,21 @@
 do not edit by hand. See traincost.calibrate for the method."""
 
 FIT_DATE = "2026-11-30"
-DATA_VERSION = "07650f9b5c52"  # sha256[:12] of data/published_runs.csv
+DATA_VERSION = "c78bbaf3d4b1"  # sha256[:12] of data/published_runs.csv
 CONSTANTS = {
-    "in_model_matmul_fraction": 0.7039460381327421,
-    "scaleup_comm_efficiency": 0.5278333950181403,
-    "scaleout_comm_efficiency": 0.927049196357029,
-    "elementwise_traffic_factor": 1.0518388242589853,
+    "in_model_matmul_fraction": 0.714177778484499,
+    "scaleup_comm_efficiency": 0.5742421600018787,
+    "scaleout_comm_efficiency": 0.9285193755611217,
+    "elementwise_traffic_factor": 1.2945815718508151,
 }
 METRICS = {
-    "cases": 56,
-    "targets": 74,
-    "prior_mape_pct": 6.2,
+    "cases": 66,
+    "targets": 89,
+    "prior_mape_pct": 5.58,
     "prior_worst_pct": 17.4,
-    "in_sample_mape_pct": 3.47,
-    "in_sample_worst_pct": 9.15,
+    "in_sample_mape_pct": 4.01,
+    "in_sample_worst_pct": 10.49,
     "cv_folds": 5,
-    "cv_mape_pct": 3.87,
-    "cv_worst_pct": 9.83,
+    "cv_mape_pct": 4.22,
+    "cv_worst_pct": 11.28,
 }
