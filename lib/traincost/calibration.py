@@ -2,21 +2,21 @@
 do not edit by hand. See traincost.calibrate for the method."""
 
 FIT_DATE = "2026-11-30"
-DATA_VERSION = "c78bbaf3d4b1"  # sha256[:12] of data/published_runs.csv
+DATA_VERSION = "2992c1f75fec"  # sha256[:12] of data/published_runs.csv
 CONSTANTS = {
-    "in_model_matmul_fraction": 0.714177778484499,
-    "scaleup_comm_efficiency": 0.5742421600018787,
-    "scaleout_comm_efficiency": 0.9285193755611217,
-    "elementwise_traffic_factor": 1.2945815718508151,
+    "in_model_matmul_fraction": 0.7158421030691593,
+    "scaleup_comm_efficiency": 0.5659159023650773,
+    "scaleout_comm_efficiency": 0.9190525608617094,
+    "elementwise_traffic_factor": 1.2825601689197335,
 }
 METRICS = {
-    "cases": 66,
-    "targets": 89,
-    "prior_mape_pct": 5.58,
+    "cases": 70,
+    "targets": 93,
+    "prior_mape_pct": 5.45,
     "prior_worst_pct": 17.4,
-    "in_sample_mape_pct": 4.01,
-    "in_sample_worst_pct": 10.49,
+    "in_sample_mape_pct": 3.95,
+    "in_sample_worst_pct": 10.47,
     "cv_folds": 5,
-    "cv_mape_pct": 4.22,
-    "cv_worst_pct": 11.28,
+    "cv_mape_pct": 4.17,
+    "cv_worst_pct": 10.92,
 }
