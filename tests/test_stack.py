@@ -181,3 +181,16 @@ def test_cli_bad_stack_value_exits_2_naming_the_flag(flags, field, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
     assert field in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("recompute,units", [("none", 3), ("full", 4)])
+def test_gradient_reduction_hides_behind_the_backward_passes_share(recompute, units):
+    # a micro-batch is 1 forward + 2 backward units (+1 recomputed forward): the gradient
+    # reduction overlaps the last micro-batch's backward, 2/units of its compute, times
+    # dp_overlap_fraction (small here, so the reduction stays longer than the window)
+    f = 1e-3
+    base = _est(assumptions=replace(DEFAULT, dp_overlap_fraction=0.0), recompute=recompute).report
+    hidden = _est(assumptions=replace(DEFAULT, dp_overlap_fraction=f), recompute=recompute).report
+    microbatches = 256 / (256 // 64)
+    window = 2 / units * base["step_compute_s"] / microbatches
+    assert base["step_dp_comm_s"] - hidden["step_dp_comm_s"] == pytest.approx(f * window, rel=1e-9)

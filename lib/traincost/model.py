@@ -264,7 +264,10 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         dp_reduce = dp_reduce + np.where(
             grad_expert > 0, comm.collective_time("all_reduce", grad_expert, dp_ep, bw_edp,
                                                   lat_edp), 0.0)
-    backward_mb = compute_mb * 2 / 3
+    # a micro-batch's passes in units of one forward: forward 1, backward 2, and with full
+    # recomputation one more forward inside the backward
+    forward_mb = compute_mb / (3 + full_rc)
+    backward_mb = 2 * forward_mb
     if any_zero3:
         # ZeRO-3 / FSDP regathers the weights for every micro-batch's forward and backward
         # (and recompute forward), one all-gather per layer: the latency term counts once
@@ -281,14 +284,12 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
                 w_expert > 0, comm.collective_time("all_gather", w_expert / units, dp_ep,
                                                    bw_edp, lat_edp), 0.0)
         dp_step = np.where(zero3, dp_reduce / 2, dp_reduce)   # ZeRO-3: reduce-scatter only
-        # each pass hides its gathers behind its own compute: forward (and recompute
-        # forward) one unit, backward two units of a micro-batch's 3 (+1 recompute)
-        forward_mb = compute_mb / (3 + full_rc)
+        # each pass hides its gathers behind its own compute (forward_mb, backward_mb)
         first = gather / units
         f = a.zero3_prefetch_overlap_fraction
         gathers_exposed = np.where(zero3, (1 + full_rc) * np.maximum(
             first, performance.exposed(gather, forward_mb, f)) + np.maximum(
-            first, performance.exposed(gather, 2 * forward_mb, f)), 0.0)
+            first, performance.exposed(gather, backward_mb, f)), 0.0)
     else:
         dp_step, gathers_exposed = dp_reduce, 0.0
     dp_exposed = performance.exposed(dp_step, backward_mb, a.dp_overlap_fraction) \
