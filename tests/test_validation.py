@@ -225,6 +225,40 @@ def test_fit_improves_on_a_biased_prior():
     assert after < before / 2
 
 
+def test_leave_one_source_out_never_fits_on_the_held_out_source(monkeypatch):
+    # each source is predicted by constants fitted on the other sources only, and the
+    # pooled row counts every held-out figure once
+    from traincost import calibrate
+    cases = calibrate.prepare_cases()
+    seen = []
+
+    def fake_fit(train, prior=calibrate.PRIOR):
+        seen.append({c.source for c in train})
+        return prior
+    monkeypatch.setattr(calibrate, "fit", fake_fit)
+    table = calibrate.by_source(cases)
+    sources = sorted({c.source for c in cases})
+    assert list(table.index) == sources + ["all"]
+    everyone = set(sources)
+    assert seen[0] == everyone                       # the in-sample fit sees all of them
+    assert seen[1:] == [everyone - {s} for s in sources]
+    assert table.loc["all", "figures"] == sum(len(c.targets) for c in cases)
+    assert table["figures"].iloc[:-1].sum() == table.loc["all", "figures"]
+    # with the prior for every fit, held-out and in-sample errors coincide
+    assert np.allclose(table["held_out_mape_pct"], table["in_sample_mape_pct"])
+
+
+def test_sources_group_the_runs_of_one_publication():
+    from traincost.calibrate import prepare_cases
+    by = {}
+    for c in prepare_cases():
+        by.setdefault(c.source, set()).add(c.case.split("-")[0])
+    # SC21 Tables 1 and 2 are one paper; every other id prefix is its own source
+    assert by["Narayanan et al. 2021"] == {"sc21"}
+    assert by["Jiang et al. 2024"] == {"megascale"}
+    assert all(len(prefixes) == 1 for prefixes in by.values())
+
+
 @pytest.fixture(scope="module")
 def cross_validated():
     from traincost.calibrate import kfold, prepare_cases

@@ -19,4 +19,16 @@ METRICS = {
     "cv_folds": 5,
     "cv_mape_pct": 4.17,
     "cv_worst_pct": 10.92,
+    "loso_mape_pct": 6.45,
+    "loso_worst_pct": 45.2,
+}
+# leave-one-source-out: (cases, figures, in-sample MAPE, worst, held-out MAPE, worst) [%]
+BY_SOURCE = {
+    "Jiang et al. 2024": (24, 40, 4.13, 10.47, 4.49, 12.20),
+    "Korthikanti et al. 2022": (10, 15, 5.65, 10.36, 6.85, 12.16),
+    "Llama Team": (2, 4, 2.03, 2.97, 2.58, 3.53),
+    "MosaicML llm-foundry": (4, 4, 2.47, 5.37, 2.46, 5.58),
+    "NVIDIA DGX Cloud Benchmarking recipes": (8, 8, 4.29, 8.42, 4.36, 8.57),
+    "Narayanan et al. 2021": (22, 22, 2.96, 9.41, 11.92, 45.20),
+    "all": (70, 93, 3.95, 10.47, 6.45, 45.20),
 }
