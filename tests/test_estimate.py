@@ -157,3 +157,23 @@ def test_assumptions_are_shown():
     table = est.assumptions_table()
     assert {"value", "unit", "source", "status", "rationale"} <= set(table.columns)
     assert JOULES_PER_KWH == 3.6e6
+
+
+def test_cross_node_zero3_carries_a_caveat_and_one_node_does_not():
+    # ZeRO-3 across nodes leans on the one-source scale-out constant (issue 3,
+    # leave-one-source-out); inside one 8-GPU NVLink domain, or with ZeRO-1, it does not
+    from traincost.widgets import layout_summary_html, run_cost_html
+    kw = dict(model="mpt-13b", global_batch=128, tp=1, pp=1, micro_batch=2,
+              recompute="none", tokens=1e10)
+    across = traincost.estimate("h100-sxm5-80gb", 64, zero=3, **kw).to_dict()
+    assert len(across["caveats"]) == 1
+    assert "across nodes" in across["caveats"][0] and "dp=64" in across["caveats"][0]
+    assert "Caveat:" in run_cost_html(across) and "Caveat:" in layout_summary_html(across)
+    one_node = traincost.estimate("h100-sxm5-80gb", 8, zero=3, **{**kw, "global_batch": 16})
+    assert one_node.to_dict()["caveats"] == []
+    zero1 = traincost.estimate("h100-sxm5-80gb", 64, zero=1, **kw)
+    assert zero1.caveats == []
+    # tensor parallelism over the whole node leaves one rank per node in each dp group:
+    # the gathers still cross nodes
+    tp8 = traincost.estimate("h100-sxm5-80gb", 64, zero=3, **{**kw, "tp": 8})
+    assert len(tp8.caveats) == 1

@@ -205,6 +205,7 @@ def _print_estimate(d: dict) -> None:
                                      d["breakdown"]["step_time_s"].items() if v),
         "  memory      " + ", ".join(f"{k} {v:.3g} GiB" for k, v in
                                      d["breakdown"]["memory_gib"].items()),
+        *[f"  caveat      {c}" for c in d.get("caveats", [])],
     ]
     print("\n".join(lines))
 
@@ -241,7 +242,8 @@ def _validate(args) -> None:
         from .calibration import DATA_VERSION, FIT_DATE, METRICS
         print(f"\ncalibration ({FIT_DATE}, data {DATA_VERSION}): throughput MAPE "
               f"{METRICS['in_sample_mape_pct']}% in sample, {METRICS['cv_mape_pct']}% "
-              f"out of sample ({METRICS['cv_folds']}-fold; worst {METRICS['cv_worst_pct']}%) "
+              f"out of sample ({METRICS['cv_folds']}-fold; worst {METRICS['cv_worst_pct']}%), "
+              f"{METRICS['loso_mape_pct']}% holding out one source at a time, "
               f"over {METRICS['cases']} cases; `python -m traincost.calibrate` refits")
 
 

@@ -114,6 +114,28 @@ class Estimate:
         r = self.report
         return {k: r[f"memory_{k}_gib"] for k in MEMORY_PARTS}
 
+    @property
+    def caveats(self) -> list:
+        """Where this estimate leans on the least-tested parts of the model (plain text).
+
+        ZeRO-3 / FSDP with its data-parallel group spread over several scale-up domains
+        gathers the weights across nodes every pass. The model runs those gathers at one
+        device's scale-out share, calibrated on one source only (DeepSpeed ZeRO-3 in
+        Narayanan et al. SC21 Table 2; see ``traincost.calibrate.by_source``); MosaicML's
+        PyTorch FSDP benchmarks on H100 (llm-foundry) ran about twice as fast as that.
+        """
+        p, r = self.parallel, self.report
+        dp, stride = int(r["dp"]), p.tp * p.cp
+        out = []
+        if p.zero == 3 and dp > 1 and dp * stride > self.accelerator.scaleup_domain_devices:
+            out.append(
+                f"ZeRO-3 gathers the weights across nodes (dp={dp} spans more than one "
+                f"{self.accelerator.scaleup_domain_devices}-device scale-up domain): the model "
+                "runs them at one device's network share, as DeepSpeed ZeRO-3 measured in "
+                "Megatron-LM SC21 Table 2; PyTorch FSDP runs (MosaicML llm-foundry) were about "
+                "twice as fast. Treat this step time as the slow end.")
+        return out
+
     def to_dict(self) -> dict:
         """The public JSON contract (see DESIGN.md)."""
         r = self.report
@@ -157,6 +179,7 @@ class Estimate:
                             "busy_fraction": r["busy_fraction"]},
             },
             "sources": {"pue": self.site.pue_source, "grid": self.site.grid_source},
+            "caveats": self.caveats,
         }
 
     def assumptions_table(self) -> pd.DataFrame:

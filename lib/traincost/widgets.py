@@ -235,7 +235,14 @@ def run_cost_html(result: dict) -> str:
         f"({sig(result['memory_gib_per_device'])} GiB needed per device of "
         f"{sig(result['hbm_gib_per_device'])} GiB): try more devices.</p>")
     return (f"<div style='display:flex;flex-wrap:wrap'>{boxes}</div>"
-            f"<p style='font-size:90%;color:#333'>{detail}</p>{warn}")
+            f"<p style='font-size:90%;color:#333'>{detail}</p>{warn}"
+            + _caveats_html(result))
+
+
+def _caveats_html(result: dict) -> str:
+    """``Estimate.caveats`` as a muted note under a summary ('' when there are none)."""
+    return "".join(f"<p style='font-size:90%;color:#555'><b>Caveat:</b> {html.escape(c)}</p>"
+                   for c in result.get("caveats", []))
 
 
 def _message_html(text: str) -> str:
@@ -861,7 +868,7 @@ def layout_summary_html(result: dict) -> str:
             f"<p style='font-size:90%;color:#333'>tp {p['tp']} × pp {p['pp']} × dp {p['dp']} "
             f"(vpp {p['vpp']}), micro-batch {p['micro_batch']}, {p['num_microbatches']} "
             f"micro-batches per step, ZeRO-{p['zero']}, {p['recompute']} recompute; "
-            f"{sig(result['tokens_per_s'])} tokens/s.</p>" + warn)
+            f"{sig(result['tokens_per_s'])} tokens/s.</p>" + warn + _caveats_html(result))
 
 
 def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm5-80gb",
