@@ -698,18 +698,21 @@ class _Refresher:
         for c in controls:
             c.observe(self, names="value")
 
+    def attach(self, box, controls: dict):
+        """Watch every control, attach the refresher to ``box``, compute once, return box."""
+        self.watch(*controls.values())
+        box.refresh = self
+        self()
+        return box
+
     def start(self, box, controls: dict):
-        """Watch every control; a new model preset also resets ``tokens`` to its figure.
-        Attach the refresher to ``box``, compute once and return the box."""
+        """As :meth:`attach`, but a new model preset also resets ``tokens`` to its figure."""
         def on_model(change):
             self.set_quietly(controls["tokens"], preset_tokens(change["new"]) / GIGA)
             self()
 
         controls["model"].observe(on_model, names="value")
-        self.watch(*[c for k, c in controls.items() if k != "model"])
-        box.refresh = self
-        self()
-        return box
+        return self.attach(box, {k: c for k, c in controls.items() if k != "model"})
 
     def set_quietly(self, control, value):
         """Change a control without triggering a recompute."""
@@ -838,11 +841,7 @@ def flops_and_memory(model: str = "llama2-13b", accelerator: str = "a100-sxm4-80
         chart.value = b""
         chart.layout.display = "none"
 
-    refresh = _Refresher(update, on_error)
-    refresh.watch(*controls.values())
-    box.refresh = refresh
-    refresh()
-    return box
+    return _Refresher(update, on_error).attach(box, controls)
 
 
 # --------------------------------------------------------------------------------------
@@ -957,11 +956,7 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
         chart.value = b""
         chart.layout.display = "none"
 
-    refresh = _Refresher(update, on_error)
-    refresh.watch(*controls.values())
-    box.refresh = refresh
-    refresh()
-    return box
+    return _Refresher(update, on_error).attach(box, controls)
 
 
 # --------------------------------------------------------------------------------------
@@ -1030,11 +1025,7 @@ def power_explorer(accelerator: str = "h100-sxm5-80gb", busy_fraction: float = 0
         message.value = _message_html(text)
         summary.value = ""
 
-    refresh = _Refresher(update, on_error)
-    refresh.watch(*controls.values())
-    box.refresh = refresh
-    refresh()
-    return box
+    return _Refresher(update, on_error).attach(box, controls)
 
 
 def carbon_table_html(df: pd.DataFrame) -> str:
@@ -1461,11 +1452,7 @@ def measured_vs_estimated(flop: float, flop_per_s: float, observed: dict, cpu_po
         message.value = _message_html(text)
         summary.value = table.value = ""
 
-    refresh = _Refresher(update, on_error)
-    refresh.watch(*controls.values())
-    box.refresh = refresh
-    refresh()
-    return box
+    return _Refresher(update, on_error).attach(box, controls)
 
 
 # ======================================================================================
@@ -2107,8 +2094,4 @@ def validation_explorer(table: pd.DataFrame | None = None, families=None,
         chart.value = b""
         chart.layout.display = "none"
 
-    refresh = _Refresher(update, on_error)
-    refresh.watch(*controls.values())
-    box.refresh = refresh
-    refresh()
-    return box
+    return _Refresher(update, on_error).attach(box, controls)
