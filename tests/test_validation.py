@@ -14,7 +14,7 @@ import pytest
 
 import traincost
 from traincost import catalog
-from traincost.validate import compare_published, summary
+from traincost.validate import compare_published, step_time_trend, summary
 
 RUNS = catalog.published_runs()
 
@@ -84,12 +84,55 @@ def test_throughput_matches_published(table, case, metric):
 
 @pytest.mark.xfail(strict=True, reason="runs with a model_gap in data/published_runs.csv "
                    "(Llama 3's 131K-token stage, Frontier, OPT's peak reading, T5's "
-                   "encoder-decoder, MosaicML's checkpointed, cross-node FSDP and H100 runs): "
+                   "encoder-decoder, MosaicML's checkpointed, cross-node FSDP and H100 runs, "
+                   "MT-NLG's DeepSpeed pipeline): "
                    "the model does not represent them")
 def test_throughput_model_gaps(table):
     gaps = table[(table["family"] == "throughput") & table["model_gap"].astype(bool)]
     assert len(gaps) > 0
     assert (gaps["error_pct"].abs() <= THROUGHPUT_TOLERANCE_PCT).all()
+
+
+def _trend_table(m, published, predicted):
+    return pd.DataFrame({"case": [f"c{i}" for i in range(len(m))], "metric": "step_time_s",
+                         "microbatches": m, "reported": published, "predicted": predicted})
+
+
+def test_step_time_trend_separates_per_microbatch_and_per_step_time():
+    # published T = 0.2 s * m + 2 s, predicted T = 0.25 s * m + 0.5 s, by hand
+    m = np.array([32.0, 48.0, 64.0, 128.0])
+    t = _trend_table(m, 0.2 * m + 2.0, 0.25 * m + 0.5)
+    trend = step_time_trend(t, t["case"])
+    assert trend.loc["published", "per_microbatch_s"] == pytest.approx(0.2)
+    assert trend.loc["published", "per_step_s"] == pytest.approx(2.0)
+    assert trend.loc["predicted", "per_microbatch_s"] == pytest.approx(0.25)
+    assert trend.loc["predicted", "per_step_s"] == pytest.approx(0.5)
+    assert (trend["points"] == 4).all()
+
+
+def test_step_time_trend_needs_two_micro_batch_counts():
+    t = _trend_table([48.0, 48.0], [10.0, 10.5], [9.0, 9.0])
+    with pytest.raises(ValueError, match="at least two"):
+        step_time_trend(t, t["case"])
+    with pytest.raises(ValueError, match="cases"):
+        step_time_trend(t, ["nothing-like-it"])
+
+
+def test_mtnlg_step_times_have_a_per_step_part_the_model_lacks(table):
+    # Smith et al. 2022 s2.4: 60.1, 50.2, 44.4 s per step on 280/350/420 servers, batch
+    # 1920, tp 8 x pp 35, so m = 1920/dp = 240, 192, 160 micro-batches of one sequence.
+    # Least squares by hand: mean m 197.33, mean T 51.567, Sxx 3242.7, Sxy 638.9
+    # -> a = 0.1970 s, c = 51.567 - 0.1970 * 197.33 = 12.68 s
+    cases = ["mtnlg-530b-2240", "mtnlg-530b-2800", "mtnlg-530b-3360"]
+    rows = table[table["case"].isin(cases) & (table["metric"] == "step_time_s")]
+    assert sorted(rows["microbatches"]) == [160, 192, 240]
+    trend = step_time_trend(table, cases)
+    assert trend.loc["published", "per_microbatch_s"] == pytest.approx(0.1970, abs=5e-4)
+    assert trend.loc["published", "per_step_s"] == pytest.approx(12.68, abs=0.05)
+    # the model's per-step part is the non-interleaved bubble, (p - 1) * a: half of c
+    bubble = 34 * trend.loc["predicted", "per_microbatch_s"]
+    assert trend.loc["predicted", "per_step_s"] == pytest.approx(bubble, rel=0.1)
+    assert trend.loc["predicted", "per_step_s"] < 0.6 * trend.loc["published", "per_step_s"]
 
 
 def test_throughput_mape_target(table):

@@ -2,7 +2,7 @@
 do not edit by hand. See traincost.calibrate for the method."""
 
 FIT_DATE = "2026-11-30"
-DATA_VERSION = "2992c1f75fec"  # sha256[:12] of data/published_runs.csv
+DATA_VERSION = "077ba05ec62e"  # sha256[:12] of data/published_runs.csv
 CONSTANTS = {
     "in_model_matmul_fraction": 0.7158421030691593,
     "scaleup_comm_efficiency": 0.5659159023650773,

@@ -186,7 +186,8 @@ def compare_published(runs: pd.DataFrame | None = None,
     -------
     DataFrame with columns case, family, metric, predicted, reported, error_pct (signed,
     100 * (predicted - reported) / reported), status, basis, by_construction (an energy
-    that is device-hours x an assumed power x PUE), layout, model_gap, note.
+    that is device-hours x an assumed power x PUE), layout, microbatches (micro-batches
+    per step and data-parallel replica of the predicted layout), model_gap, note.
     """
     runs = catalog.published_runs() if runs is None else runs
     rows = []
@@ -205,8 +206,9 @@ def compare_published(runs: pd.DataFrame | None = None,
             p = est.parallel
             lay = f"tp{p.tp} pp{p.pp} dp{int(est.report['dp'])} v{p.vpp} b{p.micro_batch} " \
                   f"{p.recompute} z{p.zero}"
+            micro = float(est.report["num_microbatches"])
         except ValueError as exc:
-            est, stated, note, lay = None, None, f"cannot estimate: {exc}", ""
+            est, stated, note, lay, micro = None, None, f"cannot estimate: {exc}", "", math.nan
         for col, key, family in METRICS:
             if not _given(row.get(col)):
                 continue
@@ -232,12 +234,59 @@ def compare_published(runs: pd.DataFrame | None = None,
                          "status": row.get("status", ""),
                          "basis": basis if isinstance(basis, str) else "",
                          "by_construction": by_construction, "layout": lay,
+                         "microbatches": micro,
                          "model_gap": gap if isinstance(gap, str) else "",
                          "note": note})
     return pd.DataFrame(rows, columns=["case", "family", "metric", "predicted", "reported",
                                        "error_pct", "status", "basis", "by_construction",
-                                       "layout", "model_gap",
-                                       "note"])
+                                       "layout", "microbatches", "model_gap", "note"])
+
+
+def step_time_trend(table: pd.DataFrame, cases) -> pd.DataFrame:
+    """Per-micro-batch and per-step parts of the published and predicted step times. [s]
+
+    Along a strong-scaling series (one model, layout and global batch on more and more
+    data-parallel replicas) each replica runs fewer micro-batches ``m`` per step, and the
+    step time falls as
+
+        T = a * m + c
+
+    where ``a`` [s] is the time per micro-batch (compute and the communication that comes
+    with it) and ``c`` [s] the time each step pays once (the pipeline bubble, the exposed
+    data-parallel reduction, the optimizer, and anything else per step). Fitting the line
+    to the published step times and to the predicted ones, each by least squares, tells
+    which of the two parts the model misses.
+
+    Parameters
+    ----------
+    table : DataFrame
+        :func:`compare_published` output.
+    cases : iterable of str
+        Case ids of one series; each needs a published ``step_time_s`` figure.
+
+    Returns
+    -------
+    DataFrame indexed by ``published`` and ``predicted`` with ``per_microbatch_s`` (a),
+    ``per_step_s`` (c) and ``points``.
+
+    Raises
+    ------
+    ValueError
+        When fewer than two of ``cases`` have a step time, or their ``m`` are all equal.
+    """
+    wanted = list(cases)
+    t = table[table["case"].isin(wanted) & (table["metric"] == "step_time_s")]
+    t = t.dropna(subset=["microbatches", "predicted"])
+    if t["microbatches"].nunique() < 2:
+        raise ValueError(f"cases: {wanted!r} give {len(t)} step times over "
+                         f"{t['microbatches'].nunique()} distinct micro-batch counts; a "
+                         "trend needs at least two")
+    m = t["microbatches"].to_numpy(float)
+    out = {}
+    for name, col in (("published", "reported"), ("predicted", "predicted")):
+        a, c = np.polyfit(m, t[col].to_numpy(float), 1)
+        out[name] = {"per_microbatch_s": float(a), "per_step_s": float(c), "points": len(t)}
+    return pd.DataFrame(out).T.astype({"points": int})
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:
