@@ -465,3 +465,36 @@ def test_validation_scatter_rejects_bad_input(kwargs, field):
         plotting.validation_scatter(validation_table().drop(columns="model_gap"))
     with pytest.raises(ValueError, match="table"):
         plotting.validation_scatter(validation_table().iloc[3:4])
+
+
+def trend_table():
+    """Two series written by hand: published T = 0.2 m + 2, predicted T = 0.25 m + 0.5 [s]."""
+    m = np.array([32.0, 64.0, 128.0, 48.0, 96.0])
+    return pd.DataFrame({"case": ["s1", "s2", "s3", "t1", "t2"], "metric": "step_time_s",
+                         "microbatches": m, "reported": 0.2 * m + 2.0,
+                         "predicted": 0.25 * m + 0.5})
+
+
+def test_step_time_trend_plot_lines_meet_the_axis_at_the_per_step_time():
+    fig = plotting.step_time_trend_plot(trend_table(), {"one": ["s1", "s2", "s3"],
+                                                        "two": ["t1", "t2"]})
+    first, second = fig.axes[:2]
+    assert first.get_title(loc="left") == "one" and second.get_title(loc="left") == "two"
+    lines = {ln.get_gid(): ln for ln in first.lines}
+    pub, pred = lines["one:published fit"], lines["one:predicted fit"]
+    assert pub.get_xdata()[0] == 0.0
+    assert pub.get_ydata()[0] == pytest.approx(2.0)         # c of the published times
+    assert pred.get_ydata()[0] == pytest.approx(0.5)        # c of the predicted ones
+    x1, y1 = pub.get_xdata()[1], pub.get_ydata()[1]
+    assert (y1 - 2.0) / x1 == pytest.approx(0.2)            # a, per micro-batch [s]
+    points = lines["one:published"]
+    assert sorted(points.get_xdata()) == [32.0, 64.0, 128.0]
+    assert sorted(lines["one:predicted"].get_ydata()) == pytest.approx([8.5, 16.5, 32.5])
+    assert "[s]" in first.get_ylabel()
+
+
+def test_step_time_trend_plot_rejects_bad_series():
+    with pytest.raises(ValueError, match="series"):
+        plotting.step_time_trend_plot(trend_table(), {})
+    with pytest.raises(ValueError, match="at least two"):
+        plotting.step_time_trend_plot(trend_table(), {"one": ["s1"]})

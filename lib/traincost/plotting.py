@@ -964,3 +964,72 @@ def validation_scatter(table: pd.DataFrame, *, band_pct: float = 10.0, errors: b
     fig.suptitle(title or "Predicted vs published: on the diagonal is right, in the grey band "
                           f"within ±{band_pct:g} %", fontsize=11, fontweight="bold")
     return fig
+
+
+def step_time_trend_plot(table: pd.DataFrame, series: dict, *, title: str | None = None) -> Figure:
+    """Published and predicted step times against the micro-batches per step, with their lines.
+
+    One panel per strong-scaling series. Each panel draws the step times ``T`` [s] against
+    the micro-batches per step and data-parallel replica ``m``, published as filled points,
+    predicted as hollow ones, and each set's least-squares line ``T = a*m + c`` from
+    :func:`traincost.validate.step_time_trend`, drawn down to ``m = 0`` so that where it
+    meets the axis is ``c``, the time each step pays once. Parallel lines with different
+    intercepts mean the model misses a per-step cost; different slopes, a per-micro-batch one.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`traincost.validate.compare_published`'s table (with ``microbatches``).
+    series : dict
+        Panel title -> case ids of one series (each with a published step time).
+    title : str, optional
+        Figure title; by default one that says how to read the chart.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Per panel: points with gids ``"<series>:published"`` and ``"<series>:predicted"``,
+        lines with gids ``"<series>:published fit"`` and ``"<series>:predicted fit"``.
+
+    Raises
+    ------
+    ValueError
+        When ``series`` is empty or a series has fewer than two micro-batch counts.
+    """
+    from .validate import step_time_trend
+
+    if not series:
+        raise ValueError("series: empty; give at least one {title: [case ids]}")
+    n = len(series)
+    cols = min(n, 3)
+    rows = math.ceil(n / cols)
+    fig = Figure(figsize=(4.2 * cols, 3.6 * rows + 0.5), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
+    for ax, (name, cases) in zip(axes, series.items()):
+        trend = step_time_trend(table, cases)
+        t = table[table["case"].isin(list(cases)) & (table["metric"] == "step_time_s")]
+        t = t.dropna(subset=["microbatches", "predicted"])
+        m = t["microbatches"].to_numpy(float)
+        line = np.array([0.0, m.max() * 1.05])
+        for kind, col, colour, face in (("published", "reported", OKABE_ITO[0], OKABE_ITO[0]),
+                                        ("predicted", "predicted", OKABE_ITO[3], "none")):
+            a, c = trend.loc[kind, "per_microbatch_s"], trend.loc[kind, "per_step_s"]
+            ax.plot(m, t[col].to_numpy(float), linestyle="none", marker="o", markersize=7,
+                    markerfacecolor=face, markeredgecolor=colour, markeredgewidth=1.5,
+                    gid=f"{name}:{kind}", label=f"{kind}: c = {c:.2g} s")
+            ax.plot(line, a * line + c, color=colour, linewidth=1.2,
+                    linestyle="-" if kind == "published" else "--", gid=f"{name}:{kind} fit")
+        ax.set_xlim(left=0)
+        ax.set_ylim(bottom=0)
+        ax.set_title(name, fontsize=10, loc="left")
+        ax.set_xlabel("Micro-batches per step and replica, m")
+        ax.set_ylabel("Step time [s]")
+        ax.grid(color="#DDDDDD", linewidth=0.6)
+        ax.legend(fontsize=8, loc="upper left")
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    fig.suptitle(title or "Step time = a·m + c: where the lines meet the axis is the time each "
+                 "step pays once", fontsize=11, fontweight="bold")
+    return fig
