@@ -177,3 +177,32 @@ def test_cross_node_zero3_carries_a_caveat_and_one_node_does_not():
     # the gathers still cross nodes
     tp8 = traincost.estimate("h100-sxm5-80gb", 64, zero=3, **{**kw, "tp": 8})
     assert len(tp8.caveats) == 1
+
+
+def _straggler_share(n, recompute, **assumption_overrides):
+    from dataclasses import replace
+    a = replace(traincost.DEFAULT_ASSUMPTIONS, **assumption_overrides)
+    parts = traincost.estimate(accelerator="a100-sxm4-80gb", devices=n, layers=96,
+                               hidden=12288, heads=96, vocab=51200, seq_len=2048,
+                               global_batch=n // 64 * 16, micro_batch=1, tp=8, pp=8, vpp=1,
+                               zero=1, recompute=recompute, attention_kernel="materialized",
+                               assumptions=a).step_breakdown_s()
+    return parts["stragglers"] / parts["compute"]
+
+
+@pytest.mark.parametrize("n", [64, 1024, 12288])
+def test_stragglers_stretch_the_forward_share_of_the_compute(n):
+    # MegaScale (Jiang et al. 2024) Sec. 5.1: ~0.5% of its 8-GPU machines are slow; Sec. 6.3:
+    # they take ~10% longer for the forward work. A job of n GPUs meets at least one with
+    # probability P = 1 - 0.995^(n/8): 0.0310 (64), 0.3827 (1024), 0.9995 (12288). Without
+    # recompute the forward is 1/3 of a layer's work (forward 1, backward 2), so the wait is
+    # 0.10 * P / 3 of the layer compute; with full recompute 2/4 (the recompute forward too).
+    # The output layer's compute (1/p of 3 logit GEMMs, ~1% here) has no straggler term.
+    p_straggler = 1 - 0.995 ** (n / 8)
+    assert _straggler_share(n, "none") == pytest.approx(0.10 * p_straggler / 3, rel=0.02)
+    assert _straggler_share(n, "full") == pytest.approx(0.10 * p_straggler / 2, rel=0.02)
+
+
+def test_a_cluster_without_stragglers_waits_for_none():
+    assert _straggler_share(1024, "none", straggler_device_fraction=0.0) == 0.0
+    assert _straggler_share(1024, "none", straggler_forward_slowdown=0.0) == 0.0

@@ -307,6 +307,8 @@ _PART_HINTS = {
     "dp_comm": "Data-parallel traffic shows: ZeRO-3 regathers the weights for every "
                "micro-batch, and a large dp all-reduces more often across the network.",
     "optimizer": "The optimizer step is slow: ZeRO stage 1 or higher shards it over dp.",
+    "stragglers": "More devices wait longer for the slowest machine: a job of n devices "
+                  "meets a straggler more often as n grows.",
     "compute": "Your compute time is higher than needed: full recompute repeats the forward "
                "pass, and tiny GEMMs (small micro-batch, large tp) run below peak.",
 }

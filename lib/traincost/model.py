@@ -38,8 +38,8 @@ INPUT_COLUMNS = (
 )
 
 #: step-time parts, in the order they are reported
-STEP_PARTS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "bubble", "dp_comm",
-              "optimizer")
+STEP_PARTS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "stragglers", "bubble",
+              "dp_comm", "optimizer")
 #: memory parts, in the order they are reported
 MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "reserved")
 
@@ -72,7 +72,9 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     Step time (Narayanan et al. SC21 Sec. 3.4):
     ``T = m*t_mb + (p-1)/v * t_mb + T_dp,exposed + T_optimizer`` with m = B/(d*b)
     micro-batches and t_mb one micro-batch's time on one stage (compute plus exposed
-    tensor-, context-, expert- and pipeline-parallel communication). The step runs at the
+    tensor-, context-, expert- and pipeline-parallel communication, plus the expected wait
+    for a straggler: ``s_f * (1 - (1 - f)^n) * forward work``, f the share of devices in
+    slow machines and s_f their extra forward time, MegaScale Secs. 5.1 and 6.3). The step runs at the
     pace of the fullest stage, ceil(L/(p*v))*v layers (L/p when p divides L); each stage
     does 1/p of the output layer's work.
     """
@@ -223,7 +225,14 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     tp_mb = layers_per_stage * np.where(
         c["tp_overlap"], performance.exposed(tp_layer, tp_window, a.stack_overlap_window_fraction),
         tp_layer * (1 - a.tp_overlap_fraction))
-    t_mb = compute_mb + tp_mb
+    # a slow machine (straggler) stretches its stage's forward work, and its replica's every
+    # micro-batch with it; the job waits for that replica. Expected over which devices a job
+    # draws: the chance of at least one straggler among n devices times the slowdown
+    # (MegaScale Secs. 5.1, 6.3)
+    has_straggler = 1.0 - (1.0 - a.straggler_device_fraction) ** n
+    straggler_mb = a.straggler_forward_slowdown * has_straggler * layers_per_stage \
+        * (fwd_layer + recompute_layer)
+    t_mb = compute_mb + straggler_mb + tp_mb
     if any_cp:
         bw_cp, lat_cp = comm.link(cp, t, *net)
         kv_bytes = 2 * b * s * kv * d * act_e / t    # K and V of the whole sequence
@@ -313,6 +322,7 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         "cp_comm": m * cp_mb,
         "ep_comm": m * ep_mb,
         "pp_comm": m * pp_mb,
+        "stragglers": m * straggler_mb,
         "bubble": bubble,
         "dp_comm": dp_exposed,
         "optimizer": optimizer_s,

@@ -224,10 +224,12 @@ MEMORY_LABELS = {"weights": "weights", "gradients": "gradients",
 #: colour of each step-time part; compute is blue, the waiting parts are the others
 STEP_COLOURS = {"compute": OKABE_ITO[0], "tp_comm": OKABE_ITO[1], "cp_comm": OKABE_ITO[4],
                 "ep_comm": OKABE_ITO[5], "pp_comm": OKABE_ITO[6], "bubble": OKABE_ITO[7],
-                "dp_comm": OKABE_ITO[2], "optimizer": OKABE_ITO[3]}
+                "dp_comm": OKABE_ITO[2], "optimizer": OKABE_ITO[3],
+                "stragglers": "#882255"}          # Tol's 'wine', past Okabe-Ito's eight
 STEP_LABELS = {"compute": "compute", "tp_comm": "exposed TP comm.",
                "cp_comm": "exposed CP comm.", "ep_comm": "exposed EP comm.",
-               "pp_comm": "exposed PP sends", "bubble": "pipeline bubble",
+               "pp_comm": "exposed PP sends", "stragglers": "waiting for stragglers",
+               "bubble": "pipeline bubble",
                "dp_comm": "exposed DP comm.", "optimizer": "optimizer step"}
 
 #: FLOP-per-token parts (see :func:`traincost.widgets.flop_per_token_parts`)
