@@ -183,7 +183,7 @@ class Assumptions:
         "found; the same section's other waits for the slowest rank (garbage collection, "
         "fluctuating PyTorch operations) are not counted separately. Not fitted: with it, "
         "the 5-fold error of the throughput fit fell from 4.2% (worst 10.9%) to 3.7% (worst "
-        "9.5%), and every source's held-out error fell.")
+        "9.5%) on the same 70 cases and split, and every source's held-out error fell.")
 
     # --- reliability ---------------------------------------------------------------------
     goodput_fraction: float = _a(

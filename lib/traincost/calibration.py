@@ -2,33 +2,39 @@
 do not edit by hand. See traincost.calibrate for the method."""
 
 FIT_DATE = "2026-11-30"
-DATA_VERSION = "5115be3c9bef"  # sha256[:12] of data/published_runs.csv
+DATA_VERSION = "6a04a9055d1f"  # sha256[:12] of data/published_runs.csv
 CONSTANTS = {
-    "in_model_matmul_fraction": 0.7302757632678395,
-    "scaleup_comm_efficiency": 0.5949773187992744,
-    "scaleout_comm_efficiency": 0.929728169062737,
-    "elementwise_traffic_factor": 1.5055010173629562,
+    "in_model_matmul_fraction": 0.7219504756194498,
+    "scaleup_comm_efficiency": 0.6139878833585946,
+    "scaleout_comm_efficiency": 0.9393259311961432,
+    "elementwise_traffic_factor": 1.3965983385588028,
 }
 METRICS = {
-    "cases": 70,
-    "targets": 93,
-    "prior_mape_pct": 4.48,
+    "cases": 76,
+    "targets": 99,
+    "prior_mape_pct": 4.78,
     "prior_worst_pct": 18.03,
-    "in_sample_mape_pct": 3.52,
-    "in_sample_worst_pct": 9.4,
+    "in_sample_mape_pct": 3.68,
+    "in_sample_worst_pct": 9.78,
+    "loo_mape_pct": 3.88,
+    "loo_worst_pct": 9.95,
+    "loo_worst_case": 'korthikanti-530b-280-full-recompute',
     "cv_folds": 5,
-    "cv_mape_pct": 3.66,
-    "cv_worst_pct": 9.46,
-    "loso_mape_pct": 5.59,
-    "loso_worst_pct": 38.7,
+    "cv_seeds": 10,
+    "cv_mape_pct": 3.95,
+    "cv_worst_median_pct": 10.11,
+    "cv_worst_min_pct": 9.71,
+    "cv_worst_pct": 12.44,
+    "loso_mape_pct": 5.82,
+    "loso_worst_pct": 39.44,
 }
 # leave-one-source-out: (cases, figures, in-sample MAPE, worst, held-out MAPE, worst) [%]
 BY_SOURCE = {
-    "Jiang et al. 2024": (24, 40, 3.50, 9.09, 3.90, 10.57),
-    "Korthikanti et al. 2022": (10, 15, 5.15, 9.17, 6.21, 10.75),
-    "Llama Team": (2, 4, 1.37, 2.30, 1.74, 2.68),
-    "MosaicML llm-foundry": (4, 4, 2.48, 4.22, 2.48, 4.23),
-    "NVIDIA DGX Cloud Benchmarking recipes": (8, 8, 4.02, 8.07, 4.11, 8.20),
-    "Narayanan et al. 2021": (22, 22, 2.83, 9.40, 10.02, 38.70),
-    "all": (70, 93, 3.52, 9.40, 5.59, 38.70),
+    "Jiang et al. 2024": (30, 46, 3.82, 8.96, 4.53, 11.46),
+    "Korthikanti et al. 2022": (10, 15, 5.59, 9.78, 6.59, 11.27),
+    "Llama Team": (2, 4, 1.09, 2.02, 1.37, 2.31),
+    "MosaicML llm-foundry": (4, 4, 2.48, 4.86, 2.48, 4.92),
+    "NVIDIA DGX Cloud Benchmarking recipes": (8, 8, 3.69, 8.41, 3.71, 8.69),
+    "Narayanan et al. 2021": (22, 22, 2.76, 9.08, 10.18, 39.44),
+    "all": (76, 99, 3.68, 9.78, 5.82, 39.44),
 }

@@ -241,8 +241,11 @@ def _validate(args) -> None:
         print(summ.to_string())
         from .calibration import DATA_VERSION, FIT_DATE, METRICS
         print(f"\ncalibration ({FIT_DATE}, data {DATA_VERSION}): throughput MAPE "
-              f"{METRICS['in_sample_mape_pct']}% in sample, {METRICS['cv_mape_pct']}% "
-              f"out of sample ({METRICS['cv_folds']}-fold; worst {METRICS['cv_worst_pct']}%), "
+              f"{METRICS['in_sample_mape_pct']}% in sample, {METRICS['loo_mape_pct']}% "
+              f"out of sample (leave-one-out; worst {METRICS['loo_worst_pct']}%, "
+              f"{METRICS['loo_worst_case']}), {METRICS['cv_mape_pct']}% "
+              f"{METRICS['cv_folds']}-fold (worst {METRICS['cv_worst_min_pct']}-"
+              f"{METRICS['cv_worst_pct']}% over {METRICS['cv_seeds']} random splits), "
               f"{METRICS['loso_mape_pct']}% holding out one source at a time, "
               f"over {METRICS['cases']} cases; `python -m traincost.calibrate` refits")
 
