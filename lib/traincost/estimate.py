@@ -106,7 +106,8 @@ class Estimate:
         return self.report["train_time_days"]
 
     def step_breakdown_s(self) -> dict:
-        """Step-time parts [s]: compute, exposed communication per kind, bubble, optimizer."""
+        """Step-time parts [s]: compute, exposed communication per kind, the expected wait for
+        stragglers, bubble, optimizer."""
         return {k: self.values[f"step_{k}_s"] for k in STEP_PARTS}
 
     def memory_breakdown_gib(self) -> dict:

@@ -74,8 +74,8 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     micro-batches and t_mb one micro-batch's time on one stage (compute plus exposed
     tensor-, context-, expert- and pipeline-parallel communication, plus the expected wait
     for a straggler: ``s_f * (1 - (1 - f)^n) * forward work``, f the share of devices in
-    slow machines and s_f their extra forward time, MegaScale Secs. 5.1 and 6.3). The step runs at the
-    pace of the fullest stage, ceil(L/(p*v))*v layers (L/p when p divides L); each stage
+    slow machines and s_f their extra forward time, MegaScale Secs. 5.1 and 6.3). The step
+    runs at the pace of the fullest stage, ceil(L/(p*v))*v layers (L/p when p divides L); each stage
     does 1/p of the output layer's work.
     """
     a = assumptions
