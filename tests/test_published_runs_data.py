@@ -177,3 +177,37 @@ def test_frontier_counts_gcds():
     rows = RUNS[RUNS["id"].str.startswith("frontier-")]
     assert set(rows["accelerator"]) == {"mi250x-gcd"}
     assert sorted(rows["devices"]) == [1024, 3072]
+
+
+def test_mtnlg_iteration_times_match_the_printed_throughput():
+    # Smith et al. 2022 s2.4: 60.1/50.2/44.4 s per iteration on 280/350/420 DGX A100 servers
+    # are 126/121/113 TFLOP/s per GPU. Megatron's F = 96 B s l H^2 (1 + s/6H + V/16 l H),
+    # with B 1920, s 2048, l 105, H 20480, V 50257 (GPT-2 BPE), gives 125.7/120.4/113.5.
+    B, s, l, H, V = 1920, 2048, 105, 20480, 50257
+    flop = 96 * B * s * l * H**2 * (1 + s / (6 * H) + V / (16 * l * H))
+    for n in (2240, 2800, 3360):
+        row = RUNS.set_index("id").loc[f"mtnlg-530b-{n}"]
+        tflops = flop / (row["reported_step_time_s"] * n) / 1e12
+        assert tflops == pytest.approx(row["reported_hardware_tflops_per_device"], rel=0.01)
+        assert row["tp"] * row["pp"] * row["dp"] == n and row["vpp"] == 1
+
+
+def test_data_readme_counts_the_rows():
+    text = (DATA / "README.md").read_text(encoding="utf-8")
+    stated = int(re.search(r"(\d+) rows:", text).group(1))
+    assert stated == len(RUNS)
+
+
+def test_megascale_530b_weak_scaling_rows():
+    # MegaScale Figure 9: batch = number of GPUs on tp 8 x pp 35 (Table 1), so every
+    # replica runs 280 sequences per step; s6.1: MegaScale's MFU is 'higher than
+    # Megatron-LM by up to 6.1%' (54.3 - 48.2 at 11,200 GPUs)
+    df = RUNS.set_index("id")
+    for system in ("megatron", "megascale"):
+        for n in (2240, 4480, 11200):
+            r = df.loc[f"megascale-530b-{system}-{n}"]
+            assert r["global_batch"] == n and r["global_batch"] / r["dp"] == 280
+            assert (r["tp"], r["pp"], r["vpp"]) == (8, 35, 3)
+    gap = [df.loc[f"megascale-530b-megascale-{n}", "reported_mfu"]
+           - df.loc[f"megascale-530b-megatron-{n}", "reported_mfu"] for n in (2240, 4480, 11200)]
+    assert max(gap) == pytest.approx(0.061)
