@@ -90,3 +90,22 @@ def test_more_data_parallel_never_needs_more_state_memory(zero, log_dp, model):
     state = lambda o: float(o["memory_weights_bytes"] + o["memory_gradients_bytes"]
                             + o["memory_optimizer_bytes"])
     assert state(large) <= state(small)
+
+
+@SETTINGS
+@given(log_replicas=st.integers(0, 8), recompute=st.sampled_from(["none", "selective", "full"]),
+       acc=st.sampled_from(["a100-sxm4-80gb", "h100-sxm5-80gb"]))
+def test_straggler_wait_grows_with_devices_and_stays_below_its_slowdown(log_replicas, recompute,
+                                                                          acc):
+    # the same replica (tp 8 x pp 8, 16 sequences) on 1..256 replicas: the expected wait for
+    # a slow machine grows with the device count, and never exceeds the straggler's extra
+    # forward time, 10% of at most half the compute (the forward and its recompute)
+    def share(replicas):
+        n = 64 * replicas
+        parts = traincost.estimate(accelerator=acc, devices=n, model="megatron-18.4b",
+                                   global_batch=16 * replicas, micro_batch=1, tp=8, pp=8,
+                                   vpp=1, zero=1, recompute=recompute).step_breakdown_s()
+        return parts["stragglers"] / parts["compute"]
+    a = traincost.DEFAULT_ASSUMPTIONS.straggler_forward_slowdown
+    few, more = share(2**log_replicas), share(2**(log_replicas + 1))
+    assert 0 < few <= more <= a / 2
