@@ -28,6 +28,15 @@ _COLLECTIVES = {
 }
 
 
+def crosses_domain(n, stride, domain):
+    """Whether a group of ``n`` ranks, ``stride`` apart, spans more than one scale-up domain.
+
+    >>> [bool(crosses_domain(n, stride, 8)) for n, stride in ((8, 1), (16, 1), (2, 8))]
+    [False, True, True]
+    """
+    return n * stride > domain
+
+
 def link(n, stride, domain, scaleup_bytes_per_s, scaleout_bytes_per_s, scaleup_eff,
          scaleout_eff, scaleup_latency_s, scaleout_latency_s):
     """Bandwidth and latency a group of ``n`` ranks, ``stride`` apart, communicates at.
@@ -47,7 +56,7 @@ def link(n, stride, domain, scaleup_bytes_per_s, scaleout_bytes_per_s, scaleup_e
     -------
     (bytes_per_s, latency_s) achieved by the group. [bytes/s], [s]
     """
-    inside = n * stride <= domain
+    inside = np.logical_not(crosses_domain(n, stride, domain))
     bw = np.where(inside, scaleup_bytes_per_s * scaleup_eff, scaleout_bytes_per_s * scaleout_eff)
     lat = np.where(inside, scaleup_latency_s, scaleout_latency_s)
     return bw, lat

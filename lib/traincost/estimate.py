@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import catalog, layout
+from . import catalog, comm, layout
 from .assumptions import DEFAULT, Assumptions, describe
 from .inputs import (OVERLAP_KINDS, RECOMPUTE_MODES, Accelerator, ParallelConfig, Site, Workload,
                      _check_number)
@@ -126,9 +126,10 @@ class Estimate:
         PyTorch FSDP benchmarks on H100 (llm-foundry) ran about twice as fast as that.
         """
         p, r = self.parallel, self.report
-        dp, stride = int(r["dp"]), p.tp * p.cp
+        dp = int(r["dp"])
         out = []
-        if p.zero == 3 and dp > 1 and dp * stride > self.accelerator.scaleup_domain_devices:
+        if p.zero == 3 and dp > 1 and comm.crosses_domain(
+                dp, p.tp * p.cp, self.accelerator.scaleup_domain_devices):
             out.append(
                 f"ZeRO-3 gathers the weights across nodes (dp={dp} spans more than one "
                 f"{self.accelerator.scaleup_domain_devices}-device scale-up domain): the model "
