@@ -998,7 +998,7 @@ def step_time_trend_plot(table: pd.DataFrame, series: dict, *, title: str | None
     ValueError
         When ``series`` is empty or a series has fewer than two micro-batch counts.
     """
-    from .validate import step_time_trend
+    from .validate import step_time_points, step_time_trend
 
     if not series:
         raise ValueError("series: empty; give at least one {title: [case ids]}")
@@ -1009,8 +1009,7 @@ def step_time_trend_plot(table: pd.DataFrame, series: dict, *, title: str | None
     axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
     for ax, (name, cases) in zip(axes, series.items()):
         trend = step_time_trend(table, cases)
-        t = table[table["case"].isin(list(cases)) & (table["metric"] == "step_time_s")]
-        t = t.dropna(subset=["microbatches", "predicted"])
+        t = step_time_points(table, cases)
         m = t["microbatches"].to_numpy(float)
         line = np.array([0.0, m.max() * 1.05])
         for kind, col, colour, face in (("published", "reported", OKABE_ITO[0], OKABE_ITO[0]),

@@ -242,6 +242,16 @@ def compare_published(runs: pd.DataFrame | None = None,
                                        "layout", "microbatches", "model_gap", "note"])
 
 
+def step_time_points(table: pd.DataFrame, cases) -> pd.DataFrame:
+    """The published and predicted step times of ``cases`` with their micro-batch counts.
+
+    Rows of :func:`compare_published`'s table whose metric is ``step_time_s`` and that have
+    a prediction and a micro-batch count; :func:`step_time_trend` fits them.
+    """
+    t = table[table["case"].isin(list(cases)) & (table["metric"] == "step_time_s")]
+    return t.dropna(subset=["microbatches", "predicted"])
+
+
 def step_time_trend(table: pd.DataFrame, cases) -> pd.DataFrame:
     """Per-micro-batch and per-step parts of the published and predicted step times. [s]
 
@@ -275,8 +285,7 @@ def step_time_trend(table: pd.DataFrame, cases) -> pd.DataFrame:
         When fewer than two of ``cases`` have a step time, or their ``m`` are all equal.
     """
     wanted = list(cases)
-    t = table[table["case"].isin(wanted) & (table["metric"] == "step_time_s")]
-    t = t.dropna(subset=["microbatches", "predicted"])
+    t = step_time_points(table, wanted)
     if t["microbatches"].nunique() < 2:
         raise ValueError(f"cases: {wanted!r} give {len(t)} step times over "
                          f"{t['microbatches'].nunique()} distinct micro-batch counts; a "
