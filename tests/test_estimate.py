@@ -5,6 +5,7 @@ import math
 import pytest
 
 import traincost
+from traincost import catalog
 from traincost.units import JOULES_PER_KWH
 
 
@@ -206,3 +207,69 @@ def test_stragglers_stretch_the_forward_share_of_the_compute(n):
 def test_a_cluster_without_stragglers_waits_for_none():
     assert _straggler_share(1024, "none", straggler_device_fraction=0.0) == 0.0
     assert _straggler_share(1024, "none", straggler_forward_slowdown=0.0) == 0.0
+
+
+# ---- expert parallelism: node-limited routing and an overlapping stack -----------------
+
+def _moe_parts(ep, route_nodes=0, overlap="", **assumption_overrides):
+    """Step parts of a DeepSeek-V3-shaped MoE (8 of 64 experts, 4 MoE layers) on H800."""
+    from dataclasses import replace
+    a = replace(traincost.DEFAULT_ASSUMPTIONS, **assumption_overrides)
+    wl = traincost.Workload(layers=4, hidden=7168, heads=56, seq_len=4096, global_batch=64,
+                            vocab=32000, gated_mlp=True, tied_embeddings=False,
+                            learned_positions=False, experts=64, top_k=8,
+                            moe_ffn_hidden=2048, ffn_hidden=18432, route_nodes=route_nodes,
+                            overlap=overlap)
+    return traincost.estimate(accelerator="h800-sxm5-80gb", devices=64, workload=wl, tp=1,
+                              pp=1, cp=1, ep=ep, vpp=1, zero=1, micro_batch=1,
+                              recompute="none", assumptions=a).step_breakdown_s()
+
+
+def test_node_limited_routing_sends_a_token_once_per_target_node():
+    # DeepSeek-V3 (arXiv:2412.19437) Secs. 3.2.2 and 4.2: each token goes to at most M = 4
+    # nodes over InfiniBand, then over NVLink to its experts there. Across nodes (ep 64 on
+    # 8-GPU nodes) the network carries min(k, M) = 4 copies of a token instead of k = 8:
+    # without latency the all-to-all time halves exactly.
+    no_latency = dict(scaleout_latency_s=0.0, scaleup_latency_s=0.0)
+    free = _moe_parts(64, 0, **no_latency)["ep_comm"]
+    limited = _moe_parts(64, 4, **no_latency)["ep_comm"]
+    assert free > 0
+    assert limited / free == pytest.approx(4 / 8, rel=1e-12)
+    # inside one node (ep 8) every copy stays on NVLink: the limit changes nothing
+    assert _moe_parts(8, 4)["ep_comm"] == pytest.approx(_moe_parts(8, 0)["ep_comm"], rel=1e-12)
+
+
+def test_a_stack_overlapping_the_all_to_all_pays_with_sms():
+    # DeepSeek-V3 Secs. 3.2.1-3.2.2 and 3.5.1: DualPipe hides the all-to-all behind the
+    # compute, whose kernels then run on 132 - 20 = 112 of the H800's 132 SMs: the compute
+    # takes 132/112 = 1.1786x as long; what the (slowed) compute cannot cover stays exposed.
+    plain = _moe_parts(64, 4)
+    beside = _moe_parts(64, 4, overlap="ep")
+    assert beside["compute"] == pytest.approx(plain["compute"] * 132 / 112, rel=1e-12)
+    assert beside["ep_comm"] == pytest.approx(
+        max(0.0, plain["ep_comm"] - beside["compute"]), rel=1e-9, abs=1e-12)
+    # a window too short to hide it: with a 2% overlap window the exposed part is the
+    # all-to-all minus 2% of the slowed compute
+    short = _moe_parts(64, 4, overlap="ep", stack_overlap_window_fraction=0.02)
+    assert short["ep_comm"] == pytest.approx(
+        plain["ep_comm"] - 0.02 * short["compute"], rel=1e-9)
+
+
+def test_route_nodes_is_for_moe_models_only():
+    with pytest.raises(ValueError, match="route_nodes"):
+        traincost.Workload(layers=2, hidden=64, heads=4, seq_len=128, global_batch=8,
+                           route_nodes=4)
+    with pytest.raises(ValueError, match="route_nodes"):
+        traincost.Workload(layers=2, hidden=64, heads=4, seq_len=128, global_batch=8,
+                           experts=8, top_k=2, route_nodes=-1)
+
+
+def test_fp8_matmuls_run_at_the_measured_fp8_ceiling():
+    # stas00/ml-engineering MAMF tables (commit b9e2972): H100 SXM 794.5 of 989 TFLOP/s in
+    # bf16 (80.3%), 1402.6 of 1979 in fp8 (70.9%); a device with no fp8 measurement keeps
+    # its bf16 ratio (MI300X: 668.4 of 1307.4)
+    h100 = catalog.accelerator("h100-sxm5-80gb")
+    assert h100.mamf_fraction(0.8, "bf16") == pytest.approx(794.5 / 989, rel=1e-4)
+    assert h100.mamf_fraction(0.8, "fp8") == pytest.approx(1402.6 / 1979, rel=1e-4)
+    mi300x = catalog.accelerator("mi300x")
+    assert mi300x.mamf_fraction(0.8, "fp8") == mi300x.mamf_fraction(0.8, "bf16")

@@ -54,8 +54,9 @@ def test_workload_rejects_unknown_stack_values_naming_the_field():
     with pytest.raises(ValueError, match="attention-kernel: 'fast'"):
         Workload(layers=2, hidden=64, heads=4, seq_len=128, global_batch=8,
                  attention_kernel="fast")
-    with pytest.raises(ValueError, match="overlap: 'tp,ep' names 'ep'"):
-        parse_overlap("tp,ep")
+    with pytest.raises(ValueError, match="overlap: 'tp,cp' names 'cp'"):
+        parse_overlap("tp,cp")
+    assert parse_overlap("ep,pp") == {"ep", "pp"}       # DeepSeek-V3's DualPipe overlaps both
     assert parse_overlap("none") == frozenset() and parse_overlap(" dp,tp ") == {"tp", "dp"}
 
 
@@ -173,7 +174,7 @@ def test_cli_stack_flags_reach_the_estimate(capsys):
                           "overlap": ["tp", "dp"], "balanced_pipeline": False}
 
 
-@pytest.mark.parametrize("flags,field", [(["--overlap", "tp,ep"], "overlap"),
+@pytest.mark.parametrize("flags,field", [(["--overlap", "tp,cp"], "overlap"),
                                          (["--attention-kernel", "fast"], "attention-kernel")])
 def test_cli_bad_stack_value_exits_2_naming_the_flag(flags, field, capsys):
     with pytest.raises(SystemExit) as exc:

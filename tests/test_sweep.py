@@ -209,7 +209,7 @@ def test_first_broken_agrees_with_check():
     (dict(recompute="sometimes"), "recompute", "selective"),
     (dict(tp=0), "tp", ">= 1"), (dict(zero=4), "zero", "0, 1, 2, 3"),
     (dict(attention_kernel="fast"), "attention-kernel", "materialized"),
-    (dict(overlap="tp,ep"), "overlap", "tp, pp, dp"),
+    (dict(overlap="tp,cp"), "overlap", "tp, pp, dp, ep"),
     (dict(devices=2.5), "devices", "whole"), (dict(price_model="lease"), "price_model", "rental"),
 ])
 def test_bad_input_raises_naming_the_column(change, column, allowed):

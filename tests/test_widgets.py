@@ -500,7 +500,7 @@ def test_parse_device_counts_rejects(text):
     (widgets.flops_and_memory, {"zero": 5}, "zero"),
     (widgets.parallelism_explorer, {"recompute": "some"}, "recompute"),
     (widgets.parallelism_explorer, {"attention_kernel": "fast"}, "attention kernel"),
-    (widgets.parallelism_explorer, {"overlap": "tp,ep"}, "overlap"),
+    (widgets.parallelism_explorer, {"overlap": "tp,cp"}, "overlap"),
     (widgets.power_explorer, {"accelerator": "nope"}, "accelerator"),
     (widgets.region_carbon, {"regions": ("ATLANTIS",)}, "region"),
     (widgets.cheapest_for_deadline, {"accelerators": ("nope",)}, "accelerator"),

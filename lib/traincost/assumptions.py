@@ -143,7 +143,18 @@ class Assumptions:
     ep_overlap_fraction: float = _a(
         0.0, "fraction", "DeepSeek-V3 report Sec. 3.2.1 needed custom DualPipe to hide "
         "all-to-all; default frameworks expose it", "estimate",
-        "Fraction of expert-parallel all-to-all hidden behind compute.")
+        "Fraction of expert-parallel all-to-all hidden behind compute when the stack does "
+        "not overlap it (Workload.overlap without 'ep').")
+    ep_overlap_comm_sm_fraction: float = _a(
+        20 / 132, "fraction", "DeepSeek-AI 2024, DeepSeek-V3 Technical Report "
+        "(arXiv:2412.19437) Sec. 3.5.1: 'we allocate 20 out of the 132 SMs available in the "
+        "H800 GPU for this purpose', which 'will limit the computational throughput'; Sec. "
+        "3.2.2: 'only 20 SMs are sufficient to fully utilize the bandwidths of IB and "
+        "NVLink'", "reported",
+        "Share of the SMs an overlapping stack (Workload.overlap 'ep') gives the expert "
+        "all-to-all kernels; the compute of every micro-batch runs on the rest, 1/(1 - f) "
+        "times slower, while the all-to-all hides behind it. Taken as proportional: "
+        "memory-bound kernels lose less than their SM share, so this is an upper bound.")
     zero3_prefetch_overlap_fraction: float = _a(
         1.0, "fraction", "PyTorch FSDP notes, 'FSDP Prefetch Nuances' (docs.pytorch.org/docs/"
         "stable/notes/fsdp.html): layer i+1's all-gather, issued on a separate stream, "

@@ -2,7 +2,7 @@
 do not edit by hand. See traincost.calibrate for the method."""
 
 FIT_DATE = "2026-11-30"
-DATA_VERSION = "6a04a9055d1f"  # sha256[:12] of data/published_runs.csv
+DATA_VERSION = "50794b822a9b"  # sha256[:12] of data/published_runs.csv
 CONSTANTS = {
     "in_model_matmul_fraction": 0.7219504756194498,
     "scaleup_comm_efficiency": 0.6139878833585946,

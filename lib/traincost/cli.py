@@ -63,7 +63,7 @@ def _add_workload(p):
                    help="parallel attention + MLP block (GPT-J, PaLM, MegaScale)")
     g.add_argument("--overlap", metavar="KINDS",
                    help="communication overlapped with compute: comma-separated subset of "
-                        "tp,pp,dp, or none (default)")
+                        "tp,pp,dp,ep, or none (default)")
     g.add_argument("--balanced-pipeline", action="store_true", default=None,
                    help="count the embedding and the loss as one layer each in the pipeline "
                         "split (Llama 3; Megatron-Core --account-for-*-in-pipeline-split)")

@@ -41,7 +41,7 @@ def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
     price = site.price_usd_per_h if not math.isnan(site.price_usd_per_h) else acc.price_usd_per_h
     return {
         "peak_flop_per_s": peak,
-        "mamf_fraction": acc.mamf_fraction(DEFAULT.default_mamf_fraction),
+        "mamf_fraction": acc.mamf_fraction(DEFAULT.default_mamf_fraction, precision),
         "attention_flop_per_s": acc.attention_bf16_flop_per_s,
         "hbm_bytes": acc.hbm_bytes, "hbm_bytes_per_s": acc.hbm_bytes_per_s,
         "tdp_w": acc.tdp_w, "idle_w": acc.idle_w,
@@ -58,14 +58,16 @@ def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
         "learned_positions": wl.learned_positions, "experts": wl.experts, "top_k": wl.top_k,
         "shared_experts": wl.shared_experts,
         "moe_ffn_hidden": wl.moe_ffn_hidden or wl.ffn_hidden_effective,
-        "dense_layers": wl.dense_layers, "mla": wl.attention == "mla",
+        "dense_layers": wl.dense_layers, "route_nodes": wl.route_nodes,
+        "mla": wl.attention == "mla",
         "q_lora_rank": wl.q_lora_rank, "kv_lora_rank": wl.kv_lora_rank,
         "qk_rope_head_dim": wl.qk_rope_head_dim, "v_head_dim": wl.v_head_dim,
         "global_batch": wl.global_batch, "tokens": wl.tokens,
         "flash_attention": wl.attention_kernel == "flash",
         "parallel_block": wl.parallel_block,
         "tp_overlap": "tp" in wl.overlaps, "pp_overlap": "pp" in wl.overlaps,
-        "dp_overlap": "dp" in wl.overlaps, "balanced_pipeline": wl.balanced_pipeline,
+        "dp_overlap": "dp" in wl.overlaps, "ep_overlap": "ep" in wl.overlaps,
+        "balanced_pipeline": wl.balanced_pipeline,
         "devices": devices,
         **layout_cols,
         "pue": site.pue, "grid_gco2e_per_kwh": site.grid_gco2e_per_kwh,
@@ -331,7 +333,7 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
         Training tokens. [tokens]
     attention_kernel, parallel_block, overlap, balanced_pipeline : optional
         The software stack (``flash``/``materialized``; parallel attention + MLP block;
-        overlapped communication, a subset of ``tp,pp,dp``; embedding and loss counted as
+        overlapped communication, a subset of ``tp,pp,dp,ep``; embedding and loss counted as
         layers in the pipeline split), see :class:`Workload`.
     region : str, optional
         Grid region id (``traincost catalog regions``); world average if omitted.

@@ -58,6 +58,8 @@ class Accelerator:
         Dense peak throughput per precision, NaN where the precision is absent. [FLOP/s]
     mamf_bf16_flop_per_s : float
         Measured maximum achievable bf16 matmul throughput, NaN if unknown. [FLOP/s]
+    mamf_fp8_flop_per_s : float
+        Measured maximum achievable fp8 (e4m3) matmul throughput, NaN if unknown. [FLOP/s]
     attention_bf16_flop_per_s : float
         Measured fused-attention (FlashAttention-2) throughput, forward and backward, NaN
         if unknown (a fused attention core then runs at the matmul rate). [FLOP/s]
@@ -102,6 +104,7 @@ class Accelerator:
     capex_usd: float = math.nan
     embodied_kgco2e: float = math.nan
     attention_bf16_flop_per_s: float = math.nan
+    mamf_fp8_flop_per_s: float = math.nan
     vendor: str = ""
 
     def __post_init__(self):
@@ -118,7 +121,7 @@ class Accelerator:
         for name in ("peak_fp32_flop_per_s", "peak_tf32_flop_per_s", "peak_bf16_flop_per_s",
                      "peak_fp16_flop_per_s", "peak_fp8_flop_per_s", "mamf_bf16_flop_per_s",
                      "price_usd_per_h", "capex_usd", "embodied_kgco2e",
-                     "attention_bf16_flop_per_s"):
+                     "attention_bf16_flop_per_s", "mamf_fp8_flop_per_s"):
             _check_number(name, getattr(self, name), minimum=0, allow_nan=True)
         if math.isnan(self.peak_bf16_flop_per_s) and math.isnan(self.peak_fp16_flop_per_s):
             raise ValueError(f"{self.id}: needs peak_bf16_flop_per_s or peak_fp16_flop_per_s")
@@ -139,8 +142,16 @@ class Accelerator:
         """The training precision when none is given: bf16, or fp16 where bf16 is absent."""
         return "bf16" if not math.isnan(self.peak_bf16_flop_per_s) else "fp16"
 
-    def mamf_fraction(self, default: float) -> float:
-        """Measured max achievable matmul FLOP/s over dense bf16 (or fp16) peak [-]."""
+    def mamf_fraction(self, default: float, precision: str = "bf16") -> float:
+        """Measured max achievable matmul FLOP/s over the dense peak at ``precision`` [-].
+
+        fp8 uses the measured fp8 MAMF where there is one (H100 SXM reaches 70.9% of its
+        fp8 peak but 80.3% of its bf16 peak, stas00/ml-engineering MAMF tables); every
+        other precision, and fp8 without a measurement, the bf16 (or fp16) ratio, else
+        ``default``.
+        """
+        if precision == "fp8" and not math.isnan(self.mamf_fp8_flop_per_s):
+            return min(self.mamf_fp8_flop_per_s / self.peak_fp8_flop_per_s, 1.0)
         peak = self.peak_bf16_flop_per_s
         if math.isnan(peak):
             peak = self.peak_fp16_flop_per_s
@@ -152,7 +163,7 @@ class Accelerator:
 #: attention kernels a workload may run (see :class:`Workload`)
 ATTENTION_KERNELS = ("flash", "materialized")
 #: communication a software stack may overlap with compute (see :class:`Workload`)
-OVERLAP_KINDS = ("tp", "pp", "dp")
+OVERLAP_KINDS = ("tp", "pp", "dp", "ep")
 
 
 def parse_overlap(text) -> frozenset:
@@ -211,6 +222,11 @@ class Workload:
         Inner size of each expert's MLP; 0 means ``ffn_hidden``. [-]
     dense_layers : int
         Leading layers with a dense MLP in an MoE model. [-]
+    route_nodes : int
+        Node-limited routing: the most scale-up domains (nodes) one token's routed experts
+        may span, M in DeepSeek-V3 (arXiv:2412.19437 Secs. 2.1.2 and 4.2, M = 4); a token
+        then crosses the scale-out network once per target node and is forwarded to its
+        experts there over the scale-up links (Sec. 3.2.2). 0 means unlimited. [-]
     attention : str
         ``"mha"`` (MHA/GQA/MQA) or ``"mla"`` (DeepSeek multi-head latent attention). [-]
     head_dim : int
@@ -229,8 +245,10 @@ class Workload:
         instead of two. [-]
     overlap : str
         Communication the software stack overlaps with compute, a comma-separated subset
-        of ``tp,pp,dp`` (MegaScale Sec. 3.2; Megatron-Core ``--tp-comm-overlap``,
-        ``--overlap-grad-reduce``, ``--overlap-param-gather``); empty for none. [-]
+        of ``tp,pp,dp,ep`` (MegaScale Sec. 3.2; Megatron-Core ``--tp-comm-overlap``,
+        ``--overlap-grad-reduce``, ``--overlap-param-gather``; ``ep``: the expert
+        all-to-all run on a share of the SMs beside the compute, as DeepSeek-V3's DualPipe
+        does, arXiv:2412.19437 Secs. 3.2.1-3.2.2); empty for none. [-]
     balanced_pipeline : bool
         The pipeline split counts the input embedding and the loss as one layer each, so
         the first and last stages hold one transformer layer fewer (Llama 3, Sec. 3.3.2;
@@ -257,6 +275,7 @@ class Workload:
     shared_experts: int = 0
     moe_ffn_hidden: int = 0
     dense_layers: int = 0
+    route_nodes: int = 0
     attention: str = "mha"
     head_dim: int = 0
     q_lora_rank: int = 0
@@ -274,8 +293,8 @@ class Workload:
             _check_number(n, getattr(self, n), minimum=0, integer=True)
         _check_number("tokens", self.tokens, minimum=0)
         for n in ("kv_heads", "ffn_hidden", "experts", "top_k", "shared_experts",
-                  "moe_ffn_hidden", "dense_layers", "head_dim", "q_lora_rank", "kv_lora_rank",
-                  "qk_rope_head_dim", "v_head_dim"):
+                  "moe_ffn_hidden", "dense_layers", "route_nodes", "head_dim", "q_lora_rank",
+                  "kv_lora_rank", "qk_rope_head_dim", "v_head_dim"):
             _check_number(n, getattr(self, n), minimum=0, exclusive=False, integer=True)
         if self.attention not in ("mha", "mla"):
             raise ValueError(f"attention: {self.attention!r} is not one of mha, mla")
@@ -297,6 +316,9 @@ class Workload:
                                  f"{self.layers}")
         elif self.top_k or self.shared_experts:
             raise ValueError(f"top-k: {self.top_k} given for a dense model (experts 0)")
+        elif self.route_nodes:
+            raise ValueError(f"route_nodes: {self.route_nodes} given for a dense model "
+                             "(experts 0); it limits where routed experts sit")
 
     @property
     def overlaps(self) -> frozenset:

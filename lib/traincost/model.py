@@ -26,11 +26,11 @@ INPUT_COLUMNS = (
     # workload
     "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "gated_mlp", "vocab",
     "seq_len", "tied_embeddings", "learned_positions", "experts", "top_k", "shared_experts",
-    "moe_ffn_hidden", "dense_layers", "mla", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
+    "moe_ffn_hidden", "dense_layers", "route_nodes", "mla", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
     "v_head_dim", "global_batch", "tokens",
     # software stack
     "flash_attention", "parallel_block", "tp_overlap", "pp_overlap", "dp_overlap",
-    "balanced_pipeline",
+    "ep_overlap", "balanced_pipeline",
     # layout
     "devices", "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute",
     # site
@@ -59,7 +59,8 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         (:data:`traincost.workload.RECOMPUTE_CODES`); ``mla``, ``gated_mlp``,
         ``tied_embeddings``, ``learned_positions``, ``is_rental`` and the software-stack
         columns (``flash_attention``, ``parallel_block``, ``tp_overlap``, ``pp_overlap``,
-        ``dp_overlap``, ``balanced_pipeline``, see :class:`traincost.Workload`) are booleans.
+        ``dp_overlap``, ``ep_overlap``, ``balanced_pipeline``, see
+        :class:`traincost.Workload`) are booleans.
     assumptions : Assumptions
         Modelling defaults. [-]
 
@@ -209,6 +210,10 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     # place of the last stage's missing layer (only its excess over a layer is extra)
     compute_mb = layers_per_stage * layer_work + np.where(
         balanced, np.maximum(0.0, 3 * logits_fwd - layer_work), 3 * logits_fwd / p)
+    # a stack that runs the expert all-to-all beside the compute gives it a share of the
+    # SMs, and the compute runs on the rest (DeepSeek-V3: 20 of 132, Secs. 3.2.2, 3.5.1)
+    ep_beside = c["ep_overlap"] & (ep > 1) & (E > 0)
+    compute_mb = compute_mb / np.where(ep_beside, 1.0 - a.ep_overlap_comm_sm_fraction, 1.0)
 
     # ---- communication per micro-batch -----------------------------------------------
     net = (c["scaleup_domain_devices"], c["scaleup_bytes_per_s"], c["scaleout_bytes_per_s"],
@@ -245,10 +250,20 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         cp_mb = 0.0                                  # a group of one sends nothing
     if moe:
         bw_ep, lat_ep = comm.link(ep, t * cp, *net)
-        a2a_bytes = tokens_mb * k * h * act_e / t
+        # each token goes to its k experts; under node-limited routing it crosses the
+        # scale-out network once per target node, at most route_nodes times, and is
+        # forwarded to the experts there over the scale-up links, which DeepSeek-V3
+        # overlaps with the network leg (Sec. 3.2.2)
+        node_limited = (c["route_nodes"] > 0) & comm.crosses_domain(
+            ep, t * cp, c["scaleup_domain_devices"])
+        copies = np.where(node_limited, np.minimum(k, c["route_nodes"]), k)
+        a2a_bytes = tokens_mb * copies * h * act_e / t
         n_ep = 4 + 2 * full_rc                       # dispatch + combine, fwd and bwd
-        ep_mb = n_moe * stage_share * n_ep * comm.collective_time("all_to_all", a2a_bytes, ep, bw_ep,
-                                                          lat_ep) * (1 - a.ep_overlap_fraction)
+        ep_raw = n_moe * stage_share * n_ep * comm.collective_time("all_to_all", a2a_bytes, ep,
+                                                                   bw_ep, lat_ep)
+        ep_mb = np.where(
+            c["ep_overlap"], performance.exposed(ep_raw, compute_mb, a.stack_overlap_window_fraction),
+            ep_raw * (1 - a.ep_overlap_fraction))
         t_mb = t_mb + ep_mb
     else:
         ep_mb = 0.0                                  # no MoE layers
