@@ -273,3 +273,22 @@ def test_fp8_matmuls_run_at_the_measured_fp8_ceiling():
     assert h100.mamf_fraction(0.8, "fp8") == pytest.approx(1402.6 / 1979, rel=1e-4)
     mi300x = catalog.accelerator("mi300x")
     assert mi300x.mamf_fraction(0.8, "fp8") == mi300x.mamf_fraction(0.8, "bf16")
+
+
+def test_fp8_matmul_fraction_slows_only_the_gemms_of_an_fp8_run():
+    # compute = GEMMs / f + attention core (at the device's bf16 attention rate) +
+    # element-wise traffic, so compute(f) - compute(1) = GEMM time x (1/f - 1): the gap at
+    # f = 1/4 is three times the gap at f = 1/2. A bf16 run does not see f at all.
+    from dataclasses import replace
+
+    def compute(precision, f):
+        a = replace(traincost.DEFAULT_ASSUMPTIONS, fp8_matmul_fraction=f)
+        return traincost.estimate(accelerator="h100-sxm5-80gb", devices=8, model="llama3.1-8b",
+                                  global_batch=32, micro_batch=1, tp=1, pp=1, cp=1, vpp=1,
+                                  zero=1, recompute="none", precision=precision,
+                                  assumptions=a).step_breakdown_s()["compute"]
+
+    one, half, quarter = (compute("fp8", f) for f in (1.0, 0.5, 0.25))
+    assert half > one
+    assert quarter - one == pytest.approx(3 * (half - one), rel=1e-9)
+    assert compute("bf16", 0.5) == compute("bf16", 1.0)

@@ -42,9 +42,16 @@ def test_summary_mape_is_mean_absolute_error(table):
     assert s.loc["power", "cases"] == len(t)
 
 
-#: measured figures beyond the 10% target today, with the reason (none since the straggler
-#: term of 2026-11-30; an entry here marks its case xfail(strict=True))
-OVER_TARGET: dict = {}
+#: measured figures beyond the 10% target today, with the reason (an entry here marks its
+#: case xfail(strict=True))
+OVER_TARGET: dict = {
+    (f"nvidia-dgxc-llama3.1-8b-fp8-{n}", "mfu"): (
+        "open (issue 3): ~11% under NVIDIA's FP8 MFU; the BF16 runs of the same layout are "
+        "already ~8% under (fitted constants), which the one fp8 constant cannot take back: "
+        "these 8K-token, 4096-wide runs spend a fifth of their compute in attention, which "
+        "NeMo runs in cuDNN's fused kernel (NVTE_FUSED_ATTN=1) and the model at "
+        "FlashAttention-2's H100 rate")
+    for n in (16, 32, 64, 128)}
 
 
 def _throughput_cases():
@@ -253,10 +260,29 @@ def test_a_run_the_memory_model_rejects_is_evaluated_as_it_ran():
 def test_calibration_matches_current_data():
     # the fitted constants must be regenerated whenever the published runs change
     from traincost import calibration
-    from traincost.calibrate import FREE, data_version
+    from traincost.calibrate import FP8_FREE, FREE, data_version
     assert calibration.DATA_VERSION == data_version(), "run: python -m traincost.calibrate --write"
-    for name, (lo, hi) in FREE.items():
+    for name, (lo, hi) in {**FREE, **FP8_FREE}.items():
         assert lo <= calibration.CONSTANTS[name] <= hi
+
+
+def test_fp8_stage_recovers_a_known_fraction_and_leaves_the_rest():
+    # Synthetic check of the second stage: publish the model's own MFU for NVIDIA's FP8
+    # runs at fp8_matmul_fraction = 0.7; fitting from the prior (1.0) must find 0.7 again
+    # and leave every first-stage constant as it was.
+    from dataclasses import replace
+
+    from traincost.calibrate import FREE, fit_fp8, is_fp8, prepare_cases
+    fp8 = [c for c in prepare_cases() if is_fp8(c)]
+    assert len(fp8) == 16
+    base = traincost.DEFAULT_ASSUMPTIONS
+    truth = replace(base, fp8_matmul_fraction=0.7)
+    from traincost.calibrate import _chosen
+    synthetic = [replace(c, targets=[(k, _chosen(c, truth)[k]) for k, _ in c.targets])
+                 for c in fp8]
+    got = fit_fp8(synthetic, replace(base, fp8_matmul_fraction=1.0))
+    assert got.fp8_matmul_fraction == pytest.approx(0.7, abs=1e-3)
+    assert all(getattr(got, k) == getattr(base, k) for k in FREE)
 
 
 def test_fit_improves_on_a_biased_prior():
@@ -331,7 +357,8 @@ def test_sources_group_the_runs_of_one_publication():
 def cross_validated():
     # leave-one-out: deterministic, unlike one random k-fold split (see calibrate.kfold)
     from traincost.calibrate import leave_one_out, prepare_cases
-    return leave_one_out(prepare_cases())
+    from traincost.calibrate import is_fp8
+    return leave_one_out([c for c in prepare_cases() if not is_fp8(c)])
 
 
 def test_out_of_sample_throughput_mape_meets_the_target(cross_validated):

@@ -98,6 +98,15 @@ class Assumptions:
         "transformer-layer GEMM throughput well below isolated-GEMM maxima", "estimate",
         "Fraction of the accelerator's maximum achievable matmul FLOP/s (MAMF) that a whole "
         "layer's GEMMs reach, backward and attention included. Calibrated in the accuracy issue.")
+    fp8_matmul_fraction: float = _a(
+        1.0, "fraction", "prior: fp8 GEMMs keep the bf16 in-model share of their (lower, "
+        "measured) fp8 MAMF ceiling; calibrated on NVIDIA's paired BF16/FP8 NeMo benchmarks "
+        "(github.com/NVIDIA/dgxc-benchmarking, same layouts, H100), where FP8 runs 1.35-1.50x "
+        "faster than BF16, not the ~1.7x the two ceilings alone give", "estimate",
+        "Share of the in-model matmul efficiency fp8 GEMMs keep relative to bf16 ones: the "
+        "quantisation work an fp8 recipe adds around each GEMM (casts, transposes, scaling "
+        "factors) and its shorter GEMMs. Applies to every GEMM of an fp8 run. Calibrated in the "
+        "accuracy issue.")
     default_mamf_fraction: float = _a(
         0.80, "fraction", "stas00/ml-engineering compute/accelerator/README.md MAMF tables "
         "(A100 SXM 271.2/312, A100 PCIe 252.9/312, H100 SXM 794.5/989, Gaudi 3 1288.8/1677)",

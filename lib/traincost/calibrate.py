@@ -8,6 +8,11 @@ error on cases left out of the fit next to the in-sample error: leave-one-out
 (:func:`leave_one_out`, deterministic) and k-fold cross-validation repeated over several
 random splits (:func:`kfold`), whose worst case depends on which cases share a fold.
 
+The fp8 runs are fitted in a second stage: with the FREE constants fixed at their fit on
+the bf16/fp16 runs, only :data:`FP8_FREE` (the share of the in-model matmul efficiency fp8
+GEMMs keep) is fitted on them, with its own leave-one-out (:func:`fp8_errors`). Adding fp8
+benchmarks thus adds one constant and leaves the rest of the calibration as it was.
+
 A second, harder out-of-sample test holds out one *source* at a time (all the runs of one
 paper or benchmark suite, :func:`by_source`): the constants are fitted on the other
 sources and predict a publication they have never seen, as a user's own cluster would be.
@@ -48,6 +53,11 @@ FREE = {
     "scaleup_comm_efficiency": (0.2, 1.0),
     "scaleout_comm_efficiency": (0.2, 1.0),
     "elementwise_traffic_factor": (0.5, 8.0),
+}
+#: fitted in a second stage on the fp8 runs alone, with FREE held at their fit on the
+#: bf16/fp16 runs: the fp8 runs then add one constant and leave the others as they were
+FP8_FREE = {
+    "fp8_matmul_fraction": (0.3, 1.0),
 }
 #: metric families the fit uses (time model only; power has too few measured points)
 FIT_FAMILIES = ("throughput",)
@@ -110,17 +120,44 @@ def residuals(cases: list[Case], a: Assumptions) -> np.ndarray:
     return np.asarray(out)
 
 
-def _with(prior: Assumptions, x) -> Assumptions:
-    return replace(prior, **dict(zip(FREE, map(float, x))))
+def _with(prior: Assumptions, x, free: dict = FREE) -> Assumptions:
+    return replace(prior, **dict(zip(free, map(float, x))))
 
 
-def fit(cases: list[Case], prior: Assumptions = PRIOR) -> Assumptions:
-    """Least-squares fit of the FREE constants on ``cases``."""
-    x0 = [getattr(prior, k) for k in FREE]
-    lo, hi = zip(*FREE.values())
-    res = least_squares(lambda x: residuals(cases, _with(prior, x)), x0, bounds=(lo, hi),
-                        x_scale="jac", diff_step=1e-3, max_nfev=200)
-    return _with(prior, res.x)
+def fit(cases: list[Case], prior: Assumptions = PRIOR, free: dict = FREE) -> Assumptions:
+    """Least-squares fit of the ``free`` constants (default FREE) on ``cases``."""
+    x0 = [getattr(prior, k) for k in free]
+    lo, hi = zip(*free.values())
+    res = least_squares(lambda x: residuals(cases, _with(prior, x, free)), x0,
+                        bounds=(lo, hi), x_scale="jac", diff_step=1e-3, max_nfev=200)
+    return _with(prior, res.x, free)
+
+
+def is_fp8(case: Case) -> bool:
+    """Whether a case ran its GEMMs in fp8."""
+    return bool(np.any(case.cols["fp8"]))
+
+
+def fit_fp8(cases: list[Case], base: Assumptions) -> Assumptions:
+    """The second stage: FP8_FREE fitted on the fp8 ``cases``, everything else as in ``base``.
+
+    Returns ``base`` unchanged when there is no fp8 case.
+    """
+    return fit(cases, base, FP8_FREE) if cases else base
+
+
+def fp8_errors(cases: list[Case], base: Assumptions) -> tuple[float, float, float, float]:
+    """(in-sample MAPE, worst, leave-one-out MAPE, worst) of the fp8 stage. [%]
+
+    Leave-one-out refits only FP8_FREE without the held-out fp8 case; ``base`` carries the
+    first stage's constants, which never see an fp8 case.
+    """
+    inside = np.abs(np.expm1(residuals(cases, fit_fp8(cases, base)))) * 100.0
+    outside = np.concatenate([
+        np.abs(np.expm1(residuals([c], fit_fp8(cases[:i] + cases[i + 1:], base)))) * 100.0
+        for i, c in enumerate(cases)])
+    return (float(inside.mean()), float(inside.max()), float(outside.mean()),
+            float(outside.max()))
 
 
 def mape(cases: list[Case], a: Assumptions) -> tuple[float, float]:
@@ -241,7 +278,7 @@ def _write(a: Assumptions, metrics: dict, path: Path, sources: pd.DataFrame) -> 
         f'FIT_DATE = "{datetime.date.today().isoformat()}"',
         f'DATA_VERSION = "{data_version()}"  # sha256[:12] of data/published_runs.csv',
         "CONSTANTS = {",
-        *[f'    "{k}": {getattr(a, k)!r},' for k in FREE],
+        *[f'    "{k}": {getattr(a, k)!r},' for k in (*FREE, *FP8_FREE)],
         "}",
         "METRICS = {",
         *[f'    "{k}": {v!r},' for k, v in metrics.items()],
@@ -265,7 +302,9 @@ def main(argv=None) -> int:
     parser.add_argument("--write", action="store_true",
                         help="regenerate lib/traincost/calibration.py")
     args = parser.parse_args(argv)
-    cases = prepare_cases()
+    every = prepare_cases()
+    cases = [c for c in every if not is_fp8(c)]     # stage 1: bf16/fp16 runs
+    fp8_cases = [c for c in every if is_fp8(c)]     # stage 2: fp8 runs, FP8_FREE only
     prior_mape, prior_worst = mape(cases, PRIOR)
     fitted = fit(cases)
     in_mape, in_worst = mape(cases, fitted)
@@ -285,8 +324,17 @@ def main(argv=None) -> int:
                "cv_worst_pct": round(float(spread[:, 1].max()), 2),
                "loso_mape_pct": round(float(sources.loc["all", "held_out_mape_pct"]), 2),
                "loso_worst_pct": round(float(sources.loc["all", "held_out_worst_pct"]), 2)}
+    if fp8_cases:
+        f_in, f_in_worst, f_loo, f_loo_worst = fp8_errors(fp8_cases, fitted)
+        metrics.update({"fp8_cases": len(fp8_cases),
+                        "fp8_prior_mape_pct": round(mape(fp8_cases, fitted)[0], 2),
+                        "fp8_in_sample_mape_pct": round(f_in, 2),
+                        "fp8_in_sample_worst_pct": round(f_in_worst, 2),
+                        "fp8_loo_mape_pct": round(f_loo, 2),
+                        "fp8_loo_worst_pct": round(f_loo_worst, 2)})
+        fitted = fit_fp8(fp8_cases, fitted)
     print("fitted constants (prior -> fitted):")
-    for k in FREE:
+    for k in (*FREE, *FP8_FREE):
         print(f"  {k:28s} {getattr(PRIOR, k):8.4g} -> {getattr(fitted, k):8.4g}")
     for k, v in metrics.items():
         print(f"  {k:28s} {v}")

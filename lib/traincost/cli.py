@@ -247,7 +247,9 @@ def _validate(args) -> None:
               f"{METRICS['cv_folds']}-fold (worst {METRICS['cv_worst_min_pct']}-"
               f"{METRICS['cv_worst_pct']}% over {METRICS['cv_seeds']} random splits), "
               f"{METRICS['loso_mape_pct']}% holding out one source at a time, "
-              f"over {METRICS['cases']} cases; `python -m traincost.calibrate` refits")
+              f"over {METRICS['cases']} cases; fp8 stage: {METRICS['fp8_loo_mape_pct']}% "
+              f"leave-one-out over {METRICS['fp8_cases']} fp8 runs (worst "
+              f"{METRICS['fp8_loo_worst_pct']}%); `python -m traincost.calibrate` refits")
 
 
 def _device_counts(text):

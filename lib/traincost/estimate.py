@@ -42,6 +42,7 @@ def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
     return {
         "peak_flop_per_s": peak,
         "mamf_fraction": acc.mamf_fraction(DEFAULT.default_mamf_fraction, precision),
+        "fp8": precision == "fp8",
         "attention_flop_per_s": acc.attention_bf16_flop_per_s,
         "hbm_bytes": acc.hbm_bytes, "hbm_bytes_per_s": acc.hbm_bytes_per_s,
         "tdp_w": acc.tdp_w, "idle_w": acc.idle_w,

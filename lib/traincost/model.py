@@ -20,7 +20,7 @@ from .units import (GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH, SECOND
 
 INPUT_COLUMNS = (
     # accelerator (at the chosen precision)
-    "peak_flop_per_s", "mamf_fraction", "attention_flop_per_s", "hbm_bytes", "hbm_bytes_per_s", "tdp_w", "idle_w",
+    "peak_flop_per_s", "mamf_fraction", "fp8", "attention_flop_per_s", "hbm_bytes", "hbm_bytes_per_s", "tdp_w", "idle_w",
     "scaleup_domain_devices", "scaleup_bytes_per_s", "scaleout_bytes_per_s",
     "price_usd_per_h", "capex_usd", "embodied_kgco2e", "bytes_per_element",
     # workload
@@ -165,7 +165,8 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     memory_bytes = sum(mem.values())
 
     # ---- compute per micro-batch per stage --------------------------------------------
-    flop_rate = c["peak_flop_per_s"] * c["mamf_fraction"] * a.in_model_matmul_fraction
+    flop_rate = c["peak_flop_per_s"] * c["mamf_fraction"] * a.in_model_matmul_fraction \
+        * np.where(c["fp8"], a.fp8_matmul_fraction, 1.0)
     bw = c["hbm_bytes_per_s"]
     tokens_mb = b * s_local
     attn_w = workload.attention_weights(h, heads, kv, d, mla=mla, q_lora_rank=c["q_lora_rank"],
