@@ -2,7 +2,7 @@
 do not edit by hand. See traincost.calibrate for the method."""
 
 FIT_DATE = "2026-11-30"
-DATA_VERSION = "afe180500199"  # sha256[:12] of data/published_runs.csv
+DATA_VERSION = "f1c61e4c5922"  # sha256[:12] of data/published_runs.csv
 CONSTANTS = {
     "in_model_matmul_fraction": 0.7219504756194498,
     "scaleup_comm_efficiency": 0.6139878833585946,
