@@ -2,13 +2,13 @@
 do not edit by hand. See traincost.calibrate for the method."""
 
 FIT_DATE = "2026-11-30"
-DATA_VERSION = "f1c61e4c5922"  # sha256[:12] of data/published_runs.csv
+DATA_VERSION = "bcb4625ba737"  # sha256[:12] of data/published_runs.csv
 CONSTANTS = {
     "in_model_matmul_fraction": 0.7219504756194498,
     "scaleup_comm_efficiency": 0.6139878833585946,
     "scaleout_comm_efficiency": 0.9393259311961432,
     "elementwise_traffic_factor": 1.3965983385588028,
-    "fp8_matmul_fraction": 0.8321268218029176,
+    "fp8_matmul_fraction": 0.8444174338604117,
 }
 METRICS = {
     "cases": 76,
@@ -28,12 +28,12 @@ METRICS = {
     "cv_worst_pct": 12.44,
     "loso_mape_pct": 5.82,
     "loso_worst_pct": 39.44,
-    "fp8_cases": 16,
-    "fp8_prior_mape_pct": 14.86,
-    "fp8_in_sample_mape_pct": 6.23,
-    "fp8_in_sample_worst_pct": 11.29,
-    "fp8_loo_mape_pct": 6.58,
-    "fp8_loo_worst_pct": 11.74,
+    "fp8_cases": 19,
+    "fp8_prior_mape_pct": 13.98,
+    "fp8_in_sample_mape_pct": 6.63,
+    "fp8_in_sample_worst_pct": 10.45,
+    "fp8_loo_mape_pct": 6.96,
+    "fp8_loo_worst_pct": 10.79,
 }
 # leave-one-source-out: (cases, figures, in-sample MAPE, worst, held-out MAPE, worst) [%]
 BY_SOURCE = {
