@@ -101,7 +101,7 @@ class Assumptions:
     fp8_matmul_fraction: float = _a(
         1.0, "fraction", "prior: fp8 GEMMs keep the bf16 in-model share of their (lower, "
         "measured) fp8 MAMF ceiling; calibrated on NVIDIA's paired BF16/FP8 NeMo benchmarks "
-        "(github.com/NVIDIA/dgxc-benchmarking, same layouts, H100), where FP8 runs 1.35-1.50x "
+        "(github.com/NVIDIA/dgxc-benchmarking, same layouts, H100), where FP8 runs 1.34-1.53x "
         "faster than BF16, not the ~1.7x the two ceilings alone give", "estimate",
         "Share of the in-model matmul efficiency fp8 GEMMs keep relative to bf16 ones: the "
         "quantisation work an fp8 recipe adds around each GEMM (casts, transposes, scaling "
