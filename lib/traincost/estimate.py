@@ -127,6 +127,14 @@ class Estimate:
         device's scale-out share, calibrated on one source only (DeepSpeed ZeRO-3 in
         Narayanan et al. SC21 Table 2; see ``traincost.calibrate.by_source``); MosaicML's
         PyTorch FSDP benchmarks on H100 (llm-foundry) ran about twice as fast as that.
+
+        fp8: the share of the matmul efficiency fp8 GEMMs keep is fitted on NVIDIA's H100
+        NeMo (TransformerEngine) FP8 benchmarks alone (``traincost.calibrate.fit_fp8``).
+
+        MoE with experts spread over devices: the all-to-all and the expert GEMMs assume
+        every expert gets its even share of the tokens (k/E); routing imbalance is not
+        modelled, and the one MoE run checked end to end (DeepSeek-V3's pre-training, report
+        Table 1) came out about 10% faster than it ran.
         """
         p, r = self.parallel, self.report
         dp = int(r["dp"])
@@ -139,6 +147,18 @@ class Estimate:
                 "runs them at one device's network share, as DeepSpeed ZeRO-3 measured in "
                 "Megatron-LM SC21 Table 2; PyTorch FSDP runs (MosaicML llm-foundry) were about "
                 "twice as fast. Treat this step time as the slow end.")
+        if self.precision == "fp8":
+            f = self.assumptions.fp8_matmul_fraction
+            out.append(
+                f"fp8: the GEMMs keep {f:.2f} of the bf16 matmul efficiency, a share fitted on "
+                "NVIDIA's H100 NeMo (TransformerEngine) FP8 benchmarks only; other fp8 recipes "
+                "and other devices are not checked against a measurement.")
+        if self.workload.experts and p.ep > 1:
+            out.append(
+                f"MoE: the expert all-to-all and GEMMs assume each of the {self.workload.experts} "
+                "experts gets an even share of the tokens; routing imbalance is not modelled, "
+                "and the one MoE run checked (DeepSeek-V3 pre-training) came out about 10% "
+                "faster than it ran. Treat this step time as the fast end.")
         return out
 
     def to_dict(self) -> dict:
