@@ -56,7 +56,8 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     ----------
     c : dict
         One entry per name in :data:`INPUT_COLUMNS`. ``recompute`` holds integer codes
-        (:data:`traincost.workload.RECOMPUTE_CODES`); ``mla``, ``gated_mlp``,
+        (:data:`traincost.workload.RECOMPUTE_CODES`); ``fp8`` (the run's GEMMs in fp8),
+        ``mla``, ``gated_mlp``,
         ``tied_embeddings``, ``learned_positions``, ``is_rental`` and the software-stack
         columns (``flash_attention``, ``parallel_block``, ``tp_overlap``, ``pp_overlap``,
         ``dp_overlap``, ``ep_overlap``, ``balanced_pipeline``, see
@@ -77,7 +78,12 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     for a straggler: ``s_f * (1 - (1 - f)^n) * forward work``, f the share of devices in
     slow machines and s_f their extra forward time, MegaScale Secs. 5.1 and 6.3). The step
     runs at the pace of the fullest stage, ceil(L/(p*v))*v layers (L/p when p divides L); each stage
-    does 1/p of the output layer's work.
+    does 1/p of the output layer's work. GEMMs run at ``peak * mamf_fraction *
+    in_model_matmul_fraction`` (times ``fp8_matmul_fraction`` for fp8). The expert all-to-all
+    carries min(k, route_nodes) copies of a token when the expert group spans nodes under
+    node-limited routing; a stack overlapping it (``ep_overlap``) hides it behind the
+    micro-batch's compute, which then runs on the SMs it leaves,
+    ``t_compute / (1 - ep_overlap_comm_sm_fraction)`` (DeepSeek-V3 Secs. 3.2.1-3.5.1).
     """
     a = assumptions
     L, h, s, V = c["layers"], c["hidden"], c["seq_len"], c["vocab"]
