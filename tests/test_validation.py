@@ -328,13 +328,18 @@ def test_leave_one_out_never_fits_on_the_held_out_case(monkeypatch):
     cases = calibrate.prepare_cases()[:6]
     seen = []
 
-    def fake_fit(train, prior=calibrate.PRIOR):
-        seen.append([c.case for c in train])
+    def fake_fit(train, prior=calibrate.PRIOR, free=calibrate.FREE):
+        seen.append(([c.case for c in train], free))
         return prior
     monkeypatch.setattr(calibrate, "fit", fake_fit)
     mean, worst, worst_case = calibrate.leave_one_out(cases, start=calibrate.PRIOR)
     names = [c.case for c in cases]
-    assert seen == [names[:i] + names[i + 1:] for i in range(len(names))]
+    assert seen == [(names[:i] + names[i + 1:], calibrate.FREE) for i in range(len(names))]
+    # the fp8 stage refits its own constant only
+    seen.clear()
+    calibrate.leave_one_out(cases, start=calibrate.PRIOR, free=calibrate.FP8_FREE)
+    assert seen == [(names[:i] + names[i + 1:], calibrate.FP8_FREE)
+                    for i in range(len(names))]
     # with the prior for every fit, leave-one-out errors are the prior's errors
     assert (mean, worst) == pytest.approx(calibrate.mape(cases, calibrate.PRIOR))
     errors = {c.case: np.abs(np.expm1(calibrate.residuals([c], calibrate.PRIOR))).max()

@@ -152,12 +152,9 @@ def fp8_errors(cases: list[Case], base: Assumptions) -> tuple[float, float, floa
     Leave-one-out refits only FP8_FREE without the held-out fp8 case; ``base`` carries the
     first stage's constants, which never see an fp8 case.
     """
-    inside = np.abs(np.expm1(residuals(cases, fit_fp8(cases, base)))) * 100.0
-    outside = np.concatenate([
-        np.abs(np.expm1(residuals([c], fit_fp8(cases[:i] + cases[i + 1:], base)))) * 100.0
-        for i, c in enumerate(cases)])
-    return (float(inside.mean()), float(inside.max()), float(outside.mean()),
-            float(outside.max()))
+    inside, inside_worst = mape(cases, fit_fp8(cases, base))
+    outside, outside_worst, _ = leave_one_out(cases, start=base, free=FP8_FREE)
+    return inside, inside_worst, outside, outside_worst
 
 
 def mape(cases: list[Case], a: Assumptions) -> tuple[float, float]:
@@ -185,22 +182,24 @@ def kfold(cases: list[Case], k: int = 5, prior: Assumptions = PRIOR, seed: int =
 
 
 def leave_one_out(cases: list[Case], prior: Assumptions = PRIOR,
-                  start: Assumptions | None = None) -> tuple[float, float, str]:
-    """Each case predicted by constants fitted on all the others. [%]
+                  start: Assumptions | None = None,
+                  free: dict = FREE) -> tuple[float, float, str]:
+    """Each case predicted by the ``free`` constants fitted on all the others. [%]
 
     Deterministic, unlike a k-fold split, whose worst case depends on which cases share a
     fold: when two of the few runs that pin a constant are held out together, nothing pins
     it (SC21's DeepSpeed ZeRO-3 runs and the scale-out efficiency). ``start`` warm-starts
-    each fit as in :func:`kfold`.
+    each fit as in :func:`kfold`; the fp8 stage passes ``free=FP8_FREE`` with the first
+    stage's fit as ``start`` (:func:`fp8_errors`).
 
     Returns
     -------
     (mean absolute % error, worst absolute % error, the case with the worst error)
     """
-    start = fit(cases, prior) if start is None else start
+    start = fit(cases, prior, free) if start is None else start
     errors, worst_case, worst = [], "", -1.0
     for i, case in enumerate(cases):
-        a = fit(cases[:i] + cases[i + 1:], start)
+        a = fit(cases[:i] + cases[i + 1:], start, free)
         e = np.abs(np.expm1(residuals([case], a))) * 100.0
         errors.extend(e)
         if e.max() > worst:

@@ -134,7 +134,7 @@ class Estimate:
         MoE with experts spread over devices: the all-to-all and the expert GEMMs assume
         every expert gets its even share of the tokens (k/E); routing imbalance is not
         modelled, and the one MoE run checked end to end (DeepSeek-V3's pre-training, report
-        Table 1) came out about 10% faster than it ran.
+        Table 1) came out faster than it ran (``traincost validate``).
         """
         p, r = self.parallel, self.report
         dp = int(r["dp"])
@@ -157,8 +157,8 @@ class Estimate:
             out.append(
                 f"MoE: the expert all-to-all and GEMMs assume each of the {self.workload.experts} "
                 "experts gets an even share of the tokens; routing imbalance is not modelled, "
-                "and the one MoE run checked (DeepSeek-V3 pre-training) came out about 10% "
-                "faster than it ran. Treat this step time as the fast end.")
+                "and the one MoE run checked (DeepSeek-V3 pre-training, `traincost validate`) "
+                "came out faster than it ran. Treat this step time as the fast end.")
         return out
 
     def to_dict(self) -> dict:

@@ -277,9 +277,9 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     bw_pp, lat_pp = comm.link(p, t * cp * dp, *net)
     p2p_bytes = act_bytes / np.where(a.sequence_parallel, t, 1)
     pp_mb = np.where(p > 1, 2 * v * comm.p2p_time(p2p_bytes, bw_pp, lat_pp), 0.0)
-    pp_mb = np.where(c["pp_overlap"],                # asynchronous send/receive (Sec. 3.2)
-                     performance.exposed(pp_mb, compute_mb, a.stack_overlap_window_fraction),
-                     pp_mb)
+    # an overlapping stack sends and receives asynchronously (MegaScale Sec. 3.2)
+    pp_mb = performance.stack_exposed(pp_mb, compute_mb, c["pp_overlap"],
+                                      a.stack_overlap_window_fraction)
     t_mb = t_mb + pp_mb
 
     # ---- data parallel and optimizer, per step ----------------------------------------

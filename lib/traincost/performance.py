@@ -139,3 +139,31 @@ def exposed(time_s, window_s, overlap_fraction):
     max(0, time - overlap_fraction * window). [s]
     """
     return np.maximum(0.0, time_s - overlap_fraction * window_s)
+
+
+def stack_exposed(time_s, window_s, stack_overlaps, window_fraction, plain_fraction=0.0):
+    """Communication left on the critical path, with or without a stack that overlaps it.
+
+    Parameters
+    ----------
+    time_s, window_s : float or array
+        Communication time and the compute it may hide behind. [s]
+    stack_overlaps : bool or array
+        The software stack overlaps this kind (``Workload.overlap``). [-]
+    window_fraction : float
+        Share of the window an overlapping stack can use. [-]
+    plain_fraction : float
+        Share of the communication hidden when the stack does not overlap it. [-]
+
+    Returns
+    -------
+    ``exposed(time, window, window_fraction)`` where the stack overlaps, else
+    ``time * (1 - plain_fraction)``. [s]
+
+    Examples
+    --------
+    >>> [float(x) for x in stack_exposed(3.0, 2.0, np.array([True, False]), 1.0, 0.5)]
+    [1.0, 1.5]
+    """
+    return np.where(stack_overlaps, exposed(time_s, window_s, window_fraction),
+                    time_s * (1 - plain_fraction))
