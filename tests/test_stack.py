@@ -128,6 +128,45 @@ def test_flash_core_does_seven_quarters_of_the_unfused_work(measured):
     assert run["materialized"] - run["flash"] == pytest.approx(expected, rel=1e-9)
 
 
+def test_cudnn_core_runs_at_transformer_engines_measured_rate():
+    # NVIDIA TransformerEngine docs/examples/attention/attention.ipynb (commit 0f60e599),
+    # H100 80GB HBM3, test_3 = b 2, 32 heads, d 128, s 8192, causal, bf16: cuDNN forward +
+    # backward 7.4875 ms. A fused causal kernel executes half the square, forward (QK^T, PV)
+    # and a backward of 2.5x: 0.5 * 4*b*h*s^2*d * 3.5 FLOP in that time. flash runs at
+    # FlashAttention-3's "35% utilization" of 989 TFLOP/s. Same layers, same work: the compute
+    # gap is 1.75 units of the full-square forward at each rate, per layer.
+    cudnn_rate = 0.5 * 4 * 2 * 32 * 8192**2 * 128 * 3.5 / 7.4875e-3       # 514.0 TFLOP/s
+    flash_rate = 0.35 * 989e12
+    h100 = catalog.accelerator("h100-sxm5-80gb")
+    assert h100.attention_flop_per_s("cudnn") == pytest.approx(cudnn_rate, rel=1e-4)
+    a = replace(DEFAULT, elementwise_traffic_factor=0.0)
+    wl = Workload(layers=4, hidden=4096, heads=32, kv_heads=8, seq_len=8192, global_batch=8,
+                  vocab=32000)
+    kw = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=1, micro_batch=1, recompute="none")
+    est = {k: traincost.estimate(h100, 8, workload=replace(wl, attention_kernel=k),
+                                 assumptions=a, **kw) for k in ("flash", "cudnn")}
+    flop = 2.0 * 8192 * 8192 * 32 * (128 + 128)                  # Q K^T and P V, 1 layer
+    expected = 4 * 1.75 * flop * (1 / flash_rate - 1 / cudnn_rate)
+    gap = est["flash"].report["step_compute_s"] - est["cudnn"].report["step_compute_s"]
+    assert gap == pytest.approx(expected, rel=2e-4)
+    # the same algorithm: the same stored activations, and a measured rate, so no caveat
+    assert est["flash"].report["memory_gib_per_device"] == \
+        est["cudnn"].report["memory_gib_per_device"]
+    assert not any("cudnn" in c for c in est["cudnn"].caveats)
+
+
+def test_cudnn_without_a_measurement_uses_the_flash_rate_and_says_so():
+    # no cuDNN measurement for the A100 (TransformerEngine finds flash-attn faster on Ampere)
+    assert A100.attention_flop_per_s("cudnn") == A100.attention_flop_per_s("flash") \
+        == pytest.approx(0.615 * 312e12)
+    assert A100.measured_attention("flash") and not A100.measured_attention("cudnn")
+    est = {k: _est(wl=replace(GPT3, attention_kernel=k)) for k in ("flash", "cudnn")}
+    assert est["cudnn"].report["step_time_s"] == est["flash"].report["step_time_s"]
+    assert any("no cuDNN fused-attention measurement for a100-sxm4-80gb" in c
+               for c in est["cudnn"].caveats)
+    assert not any("cudnn" in c for c in est["flash"].caveats)
+
+
 def test_flash_makes_selective_recompute_free():
     wl = replace(GPT3, attention_kernel="flash")
     assert _est(wl=wl, recompute="selective").report["step_time_s"] == \
@@ -172,6 +211,14 @@ def test_cli_stack_flags_reach_the_estimate(capsys):
     d = json.loads(capsys.readouterr().out)
     assert d["stack"] == {"attention_kernel": "materialized", "parallel_block": True,
                           "overlap": ["tp", "dp"], "balanced_pipeline": False}
+
+
+def test_cli_takes_the_cudnn_kernel(capsys):
+    import json
+    assert main(BASE + ["--attention-kernel", "cudnn", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["stack"]["attention_kernel"] == "cudnn"
+    assert any("no cuDNN fused-attention measurement" in c for c in d["caveats"])
 
 
 @pytest.mark.parametrize("flags,field", [(["--overlap", "tp,cp"], "overlap"),

@@ -57,7 +57,8 @@ def _add_workload(p):
                    help="training tokens (default: the preset's reported count, else 300e9)")
     g = p.add_argument_group("software stack")
     g.add_argument("--attention-kernel", choices=ATTENTION_KERNELS,
-                   help="fused flash attention (default) or the materialized softmax of "
+                   help="fused flash attention (default), cuDNN's fused attention "
+                        "(TransformerEngine on Hopper) or the materialized softmax of "
                         "2019-2021 stacks")
     g.add_argument("--parallel-block", action="store_true", default=None,
                    help="parallel attention + MLP block (GPT-J, PaLM, MegaScale)")

@@ -25,8 +25,8 @@ import pandas as pd
 
 from . import catalog, comm, layout
 from .assumptions import DEFAULT, Assumptions, describe
-from .inputs import (OVERLAP_KINDS, RECOMPUTE_MODES, Accelerator, ParallelConfig, Site, Workload,
-                     _check_number)
+from .inputs import (FUSED_ATTENTION_KERNELS, OVERLAP_KINDS, RECOMPUTE_MODES, Accelerator,
+                     ParallelConfig, Site, Workload, _check_number)
 from .model import MEMORY_PARTS, STEP_PARTS, evaluate, report_units
 from .units import BYTES_PER_ELEMENT, GIB
 from .workload import RECOMPUTE_CODES
@@ -43,7 +43,7 @@ def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
         "peak_flop_per_s": peak,
         "mamf_fraction": acc.mamf_fraction(DEFAULT.default_mamf_fraction, precision),
         "fp8": precision == "fp8",
-        "attention_flop_per_s": acc.attention_bf16_flop_per_s,
+        "attention_flop_per_s": acc.attention_flop_per_s(wl.attention_kernel),
         "hbm_bytes": acc.hbm_bytes, "hbm_bytes_per_s": acc.hbm_bytes_per_s,
         "tdp_w": acc.tdp_w, "idle_w": acc.idle_w,
         "scaleup_domain_devices": acc.scaleup_domain_devices,
@@ -64,7 +64,7 @@ def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
         "q_lora_rank": wl.q_lora_rank, "kv_lora_rank": wl.kv_lora_rank,
         "qk_rope_head_dim": wl.qk_rope_head_dim, "v_head_dim": wl.v_head_dim,
         "global_batch": wl.global_batch, "tokens": wl.tokens,
-        "flash_attention": wl.attention_kernel == "flash",
+        "flash_attention": wl.attention_kernel in FUSED_ATTENTION_KERNELS,
         "parallel_block": wl.parallel_block,
         "tp_overlap": "tp" in wl.overlaps, "pp_overlap": "pp" in wl.overlaps,
         "dp_overlap": "dp" in wl.overlaps, "ep_overlap": "ep" in wl.overlaps,
@@ -131,6 +131,8 @@ class Estimate:
         fp8: the share of the matmul efficiency fp8 GEMMs keep is fitted on NVIDIA's H100
         NeMo (TransformerEngine) FP8 benchmarks alone (``traincost.calibrate.fit_fp8``).
 
+        cuDNN attention on a device without a measured cuDNN rate runs at the flash rate.
+
         MoE with experts spread over devices: the all-to-all and the expert GEMMs assume
         every expert gets its even share of the tokens (k/E); routing imbalance is not
         modelled, and the one MoE run checked end to end (DeepSeek-V3's pre-training, report
@@ -153,6 +155,12 @@ class Estimate:
                 f"fp8: the GEMMs keep {f:.2f} of the bf16 matmul efficiency, a share fitted on "
                 "NVIDIA's H100 NeMo (TransformerEngine) FP8 benchmarks only; other fp8 recipes "
                 "and other devices are not checked against a measurement.")
+        kernel = self.workload.attention_kernel
+        if kernel == "cudnn" and not self.accelerator.measured_attention("cudnn"):
+            out.append(
+                f"cudnn attention: no cuDNN fused-attention measurement for "
+                f"{self.accelerator.id}; its flash-attention rate is used (TransformerEngine "
+                "finds flash-attention the faster of the two on Ampere).")
         if self.workload.experts and p.ep > 1:
             out.append(
                 f"MoE: the expert all-to-all and GEMMs assume each of the {self.workload.experts} "
@@ -353,7 +361,7 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
     tokens : float
         Training tokens. [tokens]
     attention_kernel, parallel_block, overlap, balanced_pipeline : optional
-        The software stack (``flash``/``materialized``; parallel attention + MLP block;
+        The software stack (``flash``/``cudnn``/``materialized``; parallel attention + MLP block;
         overlapped communication, a subset of ``tp,pp,dp,ep``; embedding and loss counted as
         layers in the pipeline split), see :class:`Workload`.
     region : str, optional

@@ -63,6 +63,9 @@ class Accelerator:
     attention_bf16_flop_per_s : float
         Measured fused-attention (FlashAttention-2) throughput, forward and backward, NaN
         if unknown (a fused attention core then runs at the matmul rate). [FLOP/s]
+    attention_cudnn_bf16_flop_per_s : float
+        Measured cuDNN fused-attention (TransformerEngine ``FusedAttention``) throughput,
+        forward and backward, NaN if unknown (the flash rate is then used). [FLOP/s]
     hbm_bytes : float
         Device memory. [bytes]
     hbm_bytes_per_s : float
@@ -105,6 +108,7 @@ class Accelerator:
     embodied_kgco2e: float = math.nan
     attention_bf16_flop_per_s: float = math.nan
     mamf_fp8_flop_per_s: float = math.nan
+    attention_cudnn_bf16_flop_per_s: float = math.nan
     vendor: str = ""
 
     def __post_init__(self):
@@ -121,7 +125,8 @@ class Accelerator:
         for name in ("peak_fp32_flop_per_s", "peak_tf32_flop_per_s", "peak_bf16_flop_per_s",
                      "peak_fp16_flop_per_s", "peak_fp8_flop_per_s", "mamf_bf16_flop_per_s",
                      "price_usd_per_h", "capex_usd", "embodied_kgco2e",
-                     "attention_bf16_flop_per_s", "mamf_fp8_flop_per_s"):
+                     "attention_bf16_flop_per_s", "mamf_fp8_flop_per_s",
+                     "attention_cudnn_bf16_flop_per_s"):
             _check_number(name, getattr(self, name), minimum=0, allow_nan=True)
         if math.isnan(self.peak_bf16_flop_per_s) and math.isnan(self.peak_fp16_flop_per_s):
             raise ValueError(f"{self.id}: needs peak_bf16_flop_per_s or peak_fp16_flop_per_s")
@@ -159,9 +164,30 @@ class Accelerator:
             return default
         return min(self.mamf_bf16_flop_per_s / peak, 1.0)
 
+    def attention_flop_per_s(self, kernel: str) -> float:
+        """Measured throughput of a fused attention ``kernel`` on this device [FLOP/s].
+
+        ``"flash"``: FlashAttention-2's; ``"cudnn"``: cuDNN's fused attention where it was
+        measured (H100 SXM: 514 TFLOP/s, 1.59x flash-attn in the same TransformerEngine
+        benchmark), else the flash figure (see :meth:`measured_attention`). NaN when the
+        device has neither (a fused core then runs at the matmul rate) and for the
+        ``"materialized"`` softmax, whose matmuls run at the matmul rate.
+        """
+        if kernel == "cudnn" and not math.isnan(self.attention_cudnn_bf16_flop_per_s):
+            return self.attention_cudnn_bf16_flop_per_s
+        return self.attention_bf16_flop_per_s if kernel in FUSED_ATTENTION_KERNELS else math.nan
+
+    def measured_attention(self, kernel: str) -> bool:
+        """Whether ``kernel``'s own throughput was measured on this device. [-]"""
+        rate = {"flash": self.attention_bf16_flop_per_s,
+                "cudnn": self.attention_cudnn_bf16_flop_per_s}.get(kernel, 0.0)
+        return not math.isnan(rate)
+
 
 #: attention kernels a workload may run (see :class:`Workload`)
-ATTENTION_KERNELS = ("flash", "materialized")
+ATTENTION_KERNELS = ("flash", "cudnn", "materialized")
+#: the fused ones: the flash algorithm (tiled, causal blocks skipped, scores recomputed)
+FUSED_ATTENTION_KERNELS = ("flash", "cudnn")
 #: communication a software stack may overlap with compute (see :class:`Workload`)
 OVERLAP_KINDS = ("tp", "pp", "dp", "ep")
 
@@ -236,8 +262,11 @@ class Workload:
     attention_kernel : str
         ``"flash"``: a fused (FlashAttention-style) kernel that never writes the s x s
         scores to memory, skips the causal upper triangle and recomputes the scores in
-        its backward; ``"materialized"``: the unfused softmax of 2019-2021 stacks
-        (Megatron-LM SC21, GPT-3, BLOOM, OPT), which stores the scores. [-]
+        its backward; ``"cudnn"``: the same algorithm in cuDNN's fused kernel
+        (TransformerEngine ``FusedAttention``, its choice on Hopper when
+        ``NVTE_FUSED_ATTN=1``), at the device's measured cuDNN rate; ``"materialized"``:
+        the unfused softmax of 2019-2021 stacks (Megatron-LM SC21, GPT-3, BLOOM, OPT),
+        which stores the scores. [-]
     parallel_block : bool
         Attention and MLP read the same normalised input and their outputs are summed,
         y = x + Attn(LN(x)) + MLP(LN(x)) (GPT-J, PaLM, MegaScale): one norm and one
