@@ -173,6 +173,19 @@ def test_megascale_and_llama3_spot_values():
     assert r["reported_mfu"] == pytest.approx(0.38)
 
 
+def test_nemo_attention_kernel_follows_the_recipes_nvte_fused_attn():
+    # dgxc-benchmarking @ 143b90dd: the Llama 3.1 recipes export NVTE_FUSED_ATTN=1 (cuDNN
+    # fused attention, TransformerEngine's choice on Hopper); nemo_megatron/configure.sh,
+    # the GPT-3 175B recipe, exports NVTE_FUSED_ATTN=0 (flash-attn)
+    nemo = RUNS[RUNS["id"].str.startswith("nvidia-dgxc-")]
+    llama = nemo["id"].str.startswith("nvidia-dgxc-llama3.1-")
+    assert llama.sum() == 20 and (~llama).sum() == 7
+    assert (nemo.loc[llama, "attention_kernel"] == "cudnn").all()
+    assert nemo.loc[llama, "notes"].str.contains("NVTE_FUSED_ATTN=1").all()
+    assert (nemo.loc[~llama, "attention_kernel"] == "flash").all()
+    assert nemo.loc[~llama, "notes"].str.contains("NVTE_FUSED_ATTN=0").all()
+
+
 def test_frontier_counts_gcds():
     rows = RUNS[RUNS["id"].str.startswith("frontier-")]
     assert set(rows["accelerator"]) == {"mi250x-gcd"}

@@ -44,14 +44,9 @@ def test_summary_mape_is_mean_absolute_error(table):
 
 #: measured figures beyond the 10% target today, with the reason (an entry here marks its
 #: case xfail(strict=True))
-OVER_TARGET: dict = {
-    (f"nvidia-dgxc-llama3.1-8b-fp8-{n}", "mfu"): (
-        "open (issue 3): ~10% under NVIDIA's FP8 MFU; the BF16 runs of the same layout are "
-        "already ~8% under (fitted constants), which the one fp8 constant cannot take back: "
-        "these 8K-token, 4096-wide runs spend a fifth of their compute in attention, which "
-        "NeMo runs in cuDNN's fused kernel (NVTE_FUSED_ATTN=1) and the model at "
-        "FlashAttention-2's H100 rate")
-    for n in (16, 32, 64, 128)}
+OVER_TARGET: dict = {}
+# (empty since NVIDIA's Llama 3.1 rows run attention at cuDNN's measured H100 rate: the four
+# 8B FP8 runs that sat at -10% are now within about 6%)
 
 
 def _throughput_cases():
@@ -360,20 +355,33 @@ def test_sources_group_the_runs_of_one_publication():
 
 @pytest.fixture(scope="module")
 def cross_validated():
-    # leave-one-out: deterministic, unlike one random k-fold split (see calibrate.kfold)
-    from traincost.calibrate import leave_one_out, prepare_cases
-    from traincost.calibrate import is_fp8
-    return leave_one_out([c for c in prepare_cases() if not is_fp8(c)])
+    # leave-one-out: deterministic, unlike one random k-fold split (see calibrate.kfold);
+    # every bf16/fp16 case is fitted and predicted, the target rows are read off after
+    from traincost.calibrate import is_fp8, leave_one_out_errors, prepare_cases
+    return leave_one_out_errors([c for c in prepare_cases() if not is_fp8(c)])
 
 
-def test_out_of_sample_throughput_mape_meets_the_target(cross_validated):
-    # Issue 3 target, recomputed (not read from calibration.py): each case predicted by
-    # constants fitted on all the others, mean |error| <= 5%
-    assert cross_validated[0] <= 5.0
+def test_out_of_sample_throughput_mape_is_within_5_pct_over_every_case(cross_validated):
+    # recomputed (not read from calibration.py): each case predicted by constants fitted on
+    # all the others, mean |error| <= 5% over all 76 cases, not just the target's
+    assert cross_validated["error_pct"].abs().mean() <= 5.0
 
 
-def test_out_of_sample_throughput_worst_case_meets_the_target(cross_validated):
-    # Issue 3 target, recomputed: no case predicted more than 10% off by constants fitted
-    # without it (leave-one-out; one random 5-fold split can hold out together two of the
-    # few runs that pin a constant: calibration.METRICS records that spread)
-    assert cross_validated[1] <= 10.0, cross_validated
+def test_out_of_sample_throughput_meets_the_target_over_sc21_and_megascale(cross_validated):
+    # Issue 3 target, recomputed: "out-of-sample MAPE <= 5% over the Megatron SC21 and
+    # MegaScale rows, worst case <= 10%" (leave-one-out; one random 5-fold split can hold out
+    # together two of the few runs that pin a constant: calibration.METRICS records that
+    # spread, and the worst case over every case)
+    from traincost.calibrate import in_target_scope
+    target = cross_validated[cross_validated["case"].map(in_target_scope)]
+    assert target["case"].str.startswith("sc21-t1-").sum() == 10          # SC21 Table 1
+    assert target["case"].str.startswith("megascale-").sum() >= 1
+    err = target["error_pct"].abs()
+    assert err.mean() <= 5.0 and err.max() <= 10.0, target.loc[err.idxmax()]
+
+
+def test_target_scope_is_sc21_and_megascale_only():
+    from traincost.calibrate import in_target_scope
+    assert in_target_scope("sc21-t2-zero3-530b-640") and in_target_scope("megascale-175b-megatron-12288")
+    assert not in_target_scope("korthikanti-530b-280-full-recompute")
+    assert not in_target_scope("nvidia-dgxc-llama3.1-8b-8")
