@@ -211,6 +211,19 @@ def test_megatron_rows_reproduce_table1():
         assert abs(n - float(r["params_reported"])) <= 0.05e9 + 1e-6 * n, r["id"]
 
 
+def test_nemotron_presets_count_their_nemo_configs():
+    """nemotron4-{15b,340b}-synth.yaml: squared-ReLU MLP (two h x f matrices), 8 KV groups of
+    head dim h/a, untied 256,000-token embeddings; no biases. Counted by hand, without the
+    norms: 15B 15.628e9, 340B 341.04e9 (the model card's "340 billion parameters")."""
+    import traincost
+    for preset, (L, h, a, f) in {"nemotron4-15b": (32, 6144, 48, 24576),
+                                 "nemotron4-340b": (96, 18432, 96, 73728)}.items():
+        kv = 8 * h // a
+        n = L * (2 * h * h + 2 * h * kv + 2 * h * f) + 2 * 256000 * h
+        est = traincost.estimate("h100-sxm5-80gb", 256, model=preset, global_batch=256)
+        assert est.params == pytest.approx(n, rel=2e-4)        # + the layer norms' 4h per layer
+
+
 def test_required_model_presets_present():
     ids = set(_table("models")["id"])
     want = {"gpt3-175b", "megatron-1.7b", "megatron-3.6b", "megatron-7.5b", "megatron-18.4b",

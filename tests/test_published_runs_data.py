@@ -177,13 +177,55 @@ def test_nemo_attention_kernel_follows_the_recipes_nvte_fused_attn():
     # dgxc-benchmarking @ 143b90dd: the Llama 3.1 recipes export NVTE_FUSED_ATTN=1 (cuDNN
     # fused attention, TransformerEngine's choice on Hopper); nemo_megatron/configure.sh,
     # the GPT-3 175B recipe, exports NVTE_FUSED_ATTN=0 (flash-attn)
-    nemo = RUNS[RUNS["id"].str.startswith("nvidia-dgxc-")]
+    nemo = RUNS[RUNS["id"].str.startswith(("nvidia-dgxc-llama3.1-", "nvidia-dgxc-gpt3-"))]
     llama = nemo["id"].str.startswith("nvidia-dgxc-llama3.1-")
     assert llama.sum() == 20 and (~llama).sum() == 7
     assert (nemo.loc[llama, "attention_kernel"] == "cudnn").all()
     assert nemo.loc[llama, "notes"].str.contains("NVTE_FUSED_ATTN=1").all()
     assert (nemo.loc[~llama, "attention_kernel"] == "flash").all()
     assert nemo.loc[~llama, "notes"].str.contains("NVTE_FUSED_ATTN=0").all()
+
+
+#: NVIDIA dgxc-benchmarking nemotron/README_{15b,340b}.md @ 35a9aecc: MFU as printed, per
+#: (model, precision, GPUs); the README's own FLOP per sequence (Notes) and peak
+NEMOTRON_MFU = {
+    ("15b", "bf16"): {16: 62.10, 2048: 59.37},
+    ("15b", "fp8"): {16: 42.22, 32: 42.43, 64: 42.02, 128: 42.22, 256: 41.82, 512: 41.43,
+                     1024: 41.43, 2048: 40.29},
+    ("340b", "bf16"): {128: 55.38, 2048: 52.75},
+    ("340b", "fp8"): {128: 40.38, 256: 39.75, 512: 39.14, 1024: 38.20, 2048: 36.56},
+}
+
+
+def test_nemotron_step_times_reproduce_the_printed_mfu():
+    # MFU = GBS x model FLOP / step time / GPUs / peak (README); 434.5e12 and 1.01e16 FLOP
+    # per sequence, 989 (bf16) and 1979 (fp8) TFLOP/s: the stored step times and batches
+    # give back every printed MFU to its two decimals
+    flop = {"15b": 434.5e12, "340b": 1.01e16}
+    peak = {"bf16": 989e12, "fp8": 1979e12}
+    rows = RUNS.set_index("id")
+    seen = 0
+    for (size, prec), table in NEMOTRON_MFU.items():
+        for n, mfu in table.items():
+            r = rows.loc[f"nvidia-dgxc-nemotron4-{size}-{'fp8-' if prec == 'fp8' else ''}{n}"]
+            assert (r["devices"], r["precision"]) == (n, prec)
+            got = r["global_batch"] * flop[size] / r["reported_step_time_s"] / n / peak[prec]
+            assert 100 * got == pytest.approx(mfu, abs=0.006)
+            seen += 1
+    assert seen == len(rows.filter(like="nvidia-dgxc-nemotron4-", axis=0)) == 17
+
+
+def test_nemotron_layouts_follow_configure_sh():
+    # nemotron/configure.sh @ 35a9aecc: 15b TP 4, PP 1, MBS 4, GBS = 4 x GPUs, NVTE_FUSED_ATTN=1;
+    # 340b TP 8, PP 8, VP 12, MBS 1, GBS = GPUs / 4 (2 per node), NVTE_FUSED_ATTN=0
+    rows = RUNS[RUNS["id"].str.startswith("nvidia-dgxc-nemotron4-")]
+    for _, r in rows.iterrows():
+        small = r["model_preset"] == "nemotron4-15b"
+        tp, pp, vpp, mb, gbs, kernel = ((4, 1, 1, 4, 4 * r["devices"], "cudnn") if small else
+                                        (8, 8, 12, 1, r["devices"] // 4, "flash"))
+        assert (r["tp"], r["pp"], r["vpp"], r["micro_batch"], r["global_batch"]) == \
+            (tp, pp, vpp, mb, gbs), r["id"]
+        assert r["tp"] * r["pp"] * r["dp"] == r["devices"] and r["attention_kernel"] == kernel
 
 
 def test_frontier_counts_gcds():

@@ -269,7 +269,7 @@ def test_fp8_stage_recovers_a_known_fraction_and_leaves_the_rest():
 
     from traincost.calibrate import FREE, fit_fp8, is_fp8, prepare_cases
     fp8 = [c for c in prepare_cases() if is_fp8(c)]
-    assert len(fp8) == 19                            # GPT-3 175B, Llama 3.1 8B/70B/405B
+    assert len(fp8) == 27          # GPT-3 175B, Llama 3.1 8B/70B/405B, Nemotron-4 15B
     base = traincost.DEFAULT_ASSUMPTIONS
     truth = replace(base, fp8_matmul_fraction=0.7)
     from traincost.calibrate import _chosen
