@@ -7,6 +7,7 @@ Dao 2023, FlashAttention-2 (arXiv:2307.08691) Algorithm 1-2; Jiang et al. 2024, 
 (arXiv:2402.15627) Sec. 3.1-3.2.
 """
 
+import math
 import sys
 from dataclasses import replace
 
@@ -160,6 +161,8 @@ def test_cudnn_without_a_measurement_uses_the_flash_rate_and_says_so():
     assert A100.attention_flop_per_s("cudnn") == A100.attention_flop_per_s("flash") \
         == pytest.approx(0.615 * 312e12)
     assert A100.measured_attention("flash") and not A100.measured_attention("cudnn")
+    assert not A100.measured_attention("materialized")
+    assert math.isnan(A100.attention_flop_per_s("materialized"))
     est = {k: _est(wl=replace(GPT3, attention_kernel=k)) for k in ("flash", "cudnn")}
     assert est["cudnn"].report["step_time_s"] == est["flash"].report["step_time_s"]
     assert any("no cuDNN fused-attention measurement for a100-sxm4-80gb" in c

@@ -178,9 +178,10 @@ class Accelerator:
         return self.attention_bf16_flop_per_s if kernel in FUSED_ATTENTION_KERNELS else math.nan
 
     def measured_attention(self, kernel: str) -> bool:
-        """Whether ``kernel``'s own throughput was measured on this device. [-]"""
+        """Whether ``kernel``'s own throughput was measured on this device (never for the
+        ``"materialized"`` softmax, which runs at the matmul rate). [-]"""
         rate = {"flash": self.attention_bf16_flop_per_s,
-                "cudnn": self.attention_cudnn_bf16_flop_per_s}.get(kernel, 0.0)
+                "cudnn": self.attention_cudnn_bf16_flop_per_s}.get(kernel, math.nan)
         return not math.isnan(rate)
 
 
