@@ -170,6 +170,31 @@ def test_cudnn_without_a_measurement_uses_the_flash_rate_and_says_so():
     assert not any("cudnn" in c for c in est["flash"].caveats)
 
 
+def test_unmeasured_matmul_ceiling_comes_from_the_assumptions_and_is_flagged():
+    # B200 has no measured MAMF: its GEMMs run at default_mamf_fraction x peak, so halving
+    # that share doubles a compute-bound step's GEMM time (element-wise traffic off, the
+    # materialized softmax at the matmul rate: every compute term is a GEMM); the A100,
+    # measured (stas00 MAMF 271.2 TFLOP/s), ignores the default
+    wl = Workload(layers=4, hidden=8192, heads=64, seq_len=4096, global_batch=8, vocab=32000,
+                  attention_kernel="materialized")
+    kw = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=1, micro_batch=1, recompute="none")
+    base = replace(DEFAULT, elementwise_traffic_factor=0.0)
+    half = replace(base, default_mamf_fraction=base.default_mamf_fraction / 2)
+    b200 = [traincost.estimate("b200", 8, workload=wl, assumptions=a, **kw)
+            for a in (base, half)]
+    assert b200[1].report["step_compute_s"] == pytest.approx(
+        2 * b200[0].report["step_compute_s"], rel=1e-9)
+    a100 = [traincost.estimate("a100-sxm4-80gb", 8, workload=wl, assumptions=a, **kw)
+            for a in (base, half)]
+    assert a100[1].report["step_compute_s"] == a100[0].report["step_compute_s"]
+    # the caveat gives the catalog's measured span: MI300X 668.4/1307.4 (51%) to Gaudi 2
+    # 429.3/432 (99%), stas00/ml-engineering MAMF tables
+    assert catalog.measured_mamf_span() == pytest.approx((668.4 / 1307.4, 429.3 / 432))
+    assert any("no measured matmul ceiling (MAMF) for b200: 80% of its peak is assumed" in c
+               and "51%-99%" in c for c in b200[0].caveats)
+    assert not any("MAMF" in c for c in a100[0].caveats)
+
+
 def test_flash_makes_selective_recompute_free():
     wl = replace(GPT3, attention_kernel="flash")
     assert _est(wl=wl, recompute="selective").report["step_time_s"] == \

@@ -98,7 +98,7 @@ def _prepare(row: pd.Series, prior: Assumptions) -> Case | None:
         return None
     lay = {k: v[mask] for k, v in lay.items()}
     site = catalog.site(None, pue_value=1.0, grid_intensity_g=0.0)
-    return Case(case=row.name, cols=columns(acc, wl, site, precision, devices, lay),
+    return Case(case=row.name, cols=columns(acc, wl, site, precision, devices, lay, prior),
                 targets=targets, source=source_key(row.get("source", "")))
 
 

@@ -60,6 +60,15 @@ def accelerators() -> pd.DataFrame:
     return df
 
 
+@functools.cache
+def measured_mamf_span() -> tuple[float, float]:
+    """(lowest, highest) measured bf16 (or fp16) MAMF over dense peak in the catalog. [-]"""
+    df = accelerators()
+    peak = df["peak_bf16_flop_per_s"].fillna(df["peak_fp16_flop_per_s"])
+    frac = (df["mamf_bf16_flop_per_s"] / peak).dropna()
+    return float(frac.min()), float(frac.max())
+
+
 def _unknown(kind: str, value, allowed) -> ValueError:
     allowed = list(allowed)
     return ValueError(f"{kind}: unknown {value!r}; allowed: {', '.join(map(str, allowed))}")

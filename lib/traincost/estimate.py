@@ -35,13 +35,16 @@ _CODE_TO_RECOMPUTE = {v: k for k, v in RECOMPUTE_CODES.items()}
 
 
 def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
-            layout_cols: dict) -> dict:
-    """Input columns for :func:`traincost.model.evaluate` (scalars broadcast with layouts)."""
+            layout_cols: dict, assumptions: Assumptions = DEFAULT) -> dict:
+    """Input columns for :func:`traincost.model.evaluate` (scalars broadcast with layouts).
+
+    ``assumptions`` supplies the matmul ceiling of a device without a measured one
+    (``default_mamf_fraction``)."""
     peak = acc.peak_flop_per_s(precision)
     price = site.price_usd_per_h if not math.isnan(site.price_usd_per_h) else acc.price_usd_per_h
     return {
         "peak_flop_per_s": peak,
-        "mamf_fraction": acc.mamf_fraction(DEFAULT.default_mamf_fraction, precision),
+        "mamf_fraction": acc.mamf_fraction(assumptions.default_mamf_fraction, precision),
         "fp8": precision == "fp8",
         "attention_flop_per_s": acc.attention_flop_per_s(wl.attention_kernel),
         "hbm_bytes": acc.hbm_bytes, "hbm_bytes_per_s": acc.hbm_bytes_per_s,
@@ -131,6 +134,9 @@ class Estimate:
         fp8: the share of the matmul efficiency fp8 GEMMs keep is fitted on NVIDIA's H100
         NeMo (TransformerEngine) FP8 benchmarks alone (``traincost.calibrate.fit_fp8``).
 
+        A device without a measured matmul ceiling runs its GEMMs at
+        ``default_mamf_fraction`` of its peak; measured devices spread widely around it.
+
         cuDNN attention on a device without a measured cuDNN rate runs at the flash rate.
 
         MoE with experts spread over devices: the all-to-all and the expert GEMMs assume
@@ -155,6 +161,14 @@ class Estimate:
                 f"fp8: the GEMMs keep {f:.2f} of the bf16 matmul efficiency, a share fitted on "
                 "NVIDIA's H100 NeMo (TransformerEngine) FP8 benchmarks only; other fp8 recipes "
                 "and other devices are not checked against a measurement.")
+        acc = self.accelerator
+        if math.isnan(acc.mamf_bf16_flop_per_s):
+            lo, hi = catalog.measured_mamf_span()
+            out.append(
+                f"no measured matmul ceiling (MAMF) for {acc.id}: "
+                f"{self.assumptions.default_mamf_fraction:.0%} of its peak is assumed, where "
+                f"the measured devices reach {lo:.0%}-{hi:.0%} (data/accelerators.csv), and "
+                "a compute-bound step scales with that share.")
         kernel = self.workload.attention_kernel
         if kernel == "cudnn" and not self.accelerator.measured_attention("cudnn"):
             out.append(
@@ -412,7 +426,7 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
         lay = {k: np.asarray([RECOMPUTE_CODES[row[k]] if k == "recompute" else int(row[k])])
                for k in fixed}
         evaluated = found.layouts_evaluated
-    cols = columns(acc, wl, site, precision, devices, lay)
+    cols = columns(acc, wl, site, precision, devices, lay, assumptions)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = evaluate(cols, assumptions)
     n = len(lay["tp"])

@@ -465,8 +465,8 @@ def search(accelerators, devices, *, workload: Workload | None = None, model: st
 def _scan_chunk(scan, g, gi, wl, site, lay, index, fill, limits, assumptions) -> None:
     """Evaluate one chunk of valid layouts and fold it into the running selections."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out = evaluate(columns(g.accelerator, wl, site, g.precision, g.devices, lay),
-                       assumptions)
+        out = evaluate(columns(g.accelerator, wl, site, g.precision, g.devices, lay,
+                               assumptions), assumptions)
         rep = report_units(out)
     n = len(index)
     rec = {"group": np.full(n, gi), "index": index, **lay}

@@ -209,7 +209,7 @@ def _entities(df: pd.DataFrame, assumptions: Assumptions):
             site = site_cache[skey]
         except ValueError as exc:
             raise ValueError(f"{exc} (row {label})") from None
-        cols = columns(acc, wl, site, precision, 0, {})
+        cols = columns(acc, wl, site, precision, 0, {}, assumptions)
         del cols["devices"]
         out.append(cols)
         precisions.append(precision)
