@@ -211,7 +211,7 @@ def test_a_cluster_without_stragglers_waits_for_none():
 
 # ---- expert parallelism: node-limited routing and an overlapping stack -----------------
 
-def _moe_parts(ep, route_nodes=0, overlap="", **assumption_overrides):
+def _moe_parts(ep, route_nodes=0, overlap="", mtp_depth=0, **assumption_overrides):
     """Step parts of a DeepSeek-V3-shaped MoE (8 of 64 experts, 4 MoE layers) on H800."""
     from dataclasses import replace
     a = replace(traincost.DEFAULT_ASSUMPTIONS, **assumption_overrides)
@@ -219,7 +219,7 @@ def _moe_parts(ep, route_nodes=0, overlap="", **assumption_overrides):
                             vocab=32000, gated_mlp=True, tied_embeddings=False,
                             learned_positions=False, experts=64, top_k=8,
                             moe_ffn_hidden=2048, ffn_hidden=18432, route_nodes=route_nodes,
-                            overlap=overlap)
+                            overlap=overlap, mtp_depth=mtp_depth)
     return traincost.estimate(accelerator="h800-sxm5-80gb", devices=64, workload=wl, tp=1,
                               pp=1, cp=1, ep=ep, vpp=1, zero=1, micro_batch=1,
                               recompute="none", assumptions=a).step_breakdown_s()
@@ -253,6 +253,63 @@ def test_a_stack_overlapping_the_all_to_all_pays_with_sms():
     short = _moe_parts(64, 4, overlap="ep", stack_overlap_window_fraction=0.02)
     assert short["ep_comm"] == pytest.approx(
         plain["ep_comm"] - 0.02 * short["compute"], rel=1e-9)
+
+
+# ---- multi-token prediction (DeepSeek-V3 Sec. 2.2) ---------------------------------------
+
+def _dense(layers=4, mtp_depth=0, pp=1, **assumption_overrides):
+    from dataclasses import replace
+    a = replace(traincost.DEFAULT_ASSUMPTIONS, elementwise_traffic_factor=0.0,
+                **assumption_overrides)
+    wl = traincost.Workload(layers=layers, hidden=4096, heads=32, seq_len=4096, global_batch=8,
+                            vocab=32768, tied_embeddings=False, learned_positions=False,
+                            attention_kernel="materialized", mtp_depth=mtp_depth)
+    return traincost.estimate(accelerator="h100-sxm5-80gb", devices=8 * pp, workload=wl,
+                              tp=1, pp=pp, cp=1, ep=1, vpp=1, zero=0, micro_batch=1,
+                              recompute="none", assumptions=a)
+
+
+def test_an_mtp_module_is_a_layer_a_projection_and_the_output_head_again():
+    # Sec. 2.2: the k-th module is a Transformer block TRM_k, a projection M_k of [h; emb]
+    # (2h -> h) and the shared output head. With no pipeline (one micro-batch per replica)
+    # one module adds what one more layer adds, plus 3 passes (forward, 2x backward) of a
+    # 4096 x 8192 x 4096 projection and of the 4096 x 4096 x 32768 output head, both
+    # compute-bound, at the H100's measured 794.5 TFLOP/s (stas00 MAMF) x the in-model share
+    base, one, deeper = _dense(), _dense(mtp_depth=1), _dense(layers=5)
+    rate = 794.5e12 * traincost.DEFAULT_ASSUMPTIONS.in_model_matmul_fraction
+    tokens = 4096
+    extra = 3 * (2 * tokens * 2 * 4096 * 4096 + 2 * tokens * 4096 * 32768) / rate
+    layer = deeper.report["step_compute_s"] - base.report["step_compute_s"]
+    assert one.report["step_compute_s"] - base.report["step_compute_s"] == pytest.approx(
+        layer + extra, rel=1e-9)
+    # its weights: one more layer's and the 2h x h projection (no pipeline: one stage holds
+    # everything), 2 bytes each in bf16
+    w = {k: e.report["memory_weights_gib"] * 2**30 for k, e in
+         (("base", base), ("one", one), ("deeper", deeper))}
+    assert w["one"] - w["base"] == pytest.approx(
+        w["deeper"] - w["base"] + 2 * 4096 * 4096 * 2, rel=1e-9)
+    # the report's params and model FLOP leave the module out (DeepSeek-V3's 671B does)
+    assert one.params == base.params
+
+
+def test_mtp_modules_sit_on_the_last_stage_and_spread_like_the_output_layer():
+    # with a pipeline the modules go with the output head to the last stage (Sec. 3.2.3):
+    # the first stage's memory, the model's peak, does not change
+    assert _dense(mtp_depth=1, pp=2).report["memory_gib_per_device"] == \
+        _dense(pp=2).report["memory_gib_per_device"]
+    # an MoE block's all-to-all too: 4 MoE layers and one MTP block send 5/4 of the traffic
+    no_latency = dict(scaleout_latency_s=0.0, scaleup_latency_s=0.0)
+    assert _moe_parts(64, 4, mtp_depth=1, **no_latency)["ep_comm"] == pytest.approx(
+        5 / 4 * _moe_parts(64, 4, **no_latency)["ep_comm"], rel=1e-12)
+
+
+def test_deepseek_v3_preset_trains_one_mtp_module():
+    # Sec. 4.2: 'The multi-token prediction depth D is set to 1'
+    assert catalog.model("deepseek-v3").mtp_depth == 1
+    assert catalog.model("llama3.1-405b").mtp_depth == 0
+    with pytest.raises(ValueError, match="mtp_depth"):
+        traincost.Workload(layers=2, hidden=64, heads=4, seq_len=128, global_batch=8,
+                           mtp_depth=-1)
 
 
 def test_route_nodes_is_for_moe_models_only():

@@ -2,7 +2,7 @@
 do not edit by hand. See traincost.calibrate for the method."""
 
 FIT_DATE = "2026-11-30"
-DATA_VERSION = "b66426c0aaf6"  # sha256[:12] of data/published_runs.csv
+DATA_VERSION = "bb3c69698077"  # sha256[:12] of data/published_runs.csv
 CONSTANTS = {
     "in_model_matmul_fraction": 0.7193974875627777,
     "scaleup_comm_efficiency": 0.6464238718953597,

@@ -95,7 +95,8 @@ def models() -> pd.DataFrame:
 
 _WORKLOAD_INTS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "experts",
                   "top_k", "shared_experts", "moe_ffn_hidden", "dense_layers", "q_lora_rank",
-                  "kv_lora_rank", "qk_rope_head_dim", "head_dim", "v_head_dim", "route_nodes")
+                  "kv_lora_rank", "qk_rope_head_dim", "head_dim", "v_head_dim", "route_nodes",
+                  "mtp_depth")
 
 
 @functools.lru_cache(maxsize=1024)

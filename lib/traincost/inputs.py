@@ -254,6 +254,12 @@ class Workload:
         may span, M in DeepSeek-V3 (arXiv:2412.19437 Secs. 2.1.2 and 4.2, M = 4); a token
         then crosses the scale-out network once per target node and is forwarded to its
         experts there over the scale-up links (Sec. 3.2.2). 0 means unlimited. [-]
+    mtp_depth : int
+        Multi-token prediction modules trained beside the model, D in DeepSeek-V3
+        (arXiv:2412.19437 Sec. 2.2; D = 1, Sec. 4.2): each is one more Transformer block
+        (the model's last-layer kind), a d x 2d projection and another pass of the shared
+        output head, on the pipeline's last stage (Sec. 3.2.3). Their work counts in the
+        step time, not in the model FLOP. 0 means none. [-]
     attention : str
         ``"mha"`` (MHA/GQA/MQA) or ``"mla"`` (DeepSeek multi-head latent attention). [-]
     head_dim : int
@@ -306,6 +312,7 @@ class Workload:
     moe_ffn_hidden: int = 0
     dense_layers: int = 0
     route_nodes: int = 0
+    mtp_depth: int = 0
     attention: str = "mha"
     head_dim: int = 0
     q_lora_rank: int = 0
@@ -323,7 +330,8 @@ class Workload:
             _check_number(n, getattr(self, n), minimum=0, integer=True)
         _check_number("tokens", self.tokens, minimum=0)
         for n in ("kv_heads", "ffn_hidden", "experts", "top_k", "shared_experts",
-                  "moe_ffn_hidden", "dense_layers", "route_nodes", "head_dim", "q_lora_rank",
+                  "moe_ffn_hidden", "dense_layers", "route_nodes", "mtp_depth", "head_dim",
+                  "q_lora_rank",
                   "kv_lora_rank", "qk_rope_head_dim", "v_head_dim"):
             _check_number(n, getattr(self, n), minimum=0, exclusive=False, integer=True)
         if self.attention not in ("mha", "mla"):

@@ -26,7 +26,7 @@ INPUT_COLUMNS = (
     # workload
     "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "gated_mlp", "vocab",
     "seq_len", "tied_embeddings", "learned_positions", "experts", "top_k", "shared_experts",
-    "moe_ffn_hidden", "dense_layers", "route_nodes", "mla", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
+    "moe_ffn_hidden", "dense_layers", "route_nodes", "mtp_depth", "mla", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
     "v_head_dim", "global_batch", "tokens",
     # software stack
     "flash_attention", "parallel_block", "tp_overlap", "pp_overlap", "dp_overlap",
@@ -80,12 +80,14 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     for a straggler: ``s_f * (1 - (1 - f)^n) * forward work``, f the share of devices in
     slow machines and s_f their extra forward time, MegaScale Secs. 5.1 and 6.3). The step
     runs at the pace of the fullest stage, ceil(L/(p*v))*v layers (L/p when p divides L); each stage
-    does 1/p of the output layer's work. GEMMs run at ``peak * mamf_fraction *
-    in_model_matmul_fraction`` (times ``fp8_matmul_fraction`` for fp8). The expert all-to-all
-    carries min(k, route_nodes) copies of a token when the expert group spans nodes under
-    node-limited routing; a stack overlapping it (``ep_overlap``) hides it behind the
-    micro-batch's compute, which then runs on the SMs it leaves,
-    ``t_compute / (1 - ep_overlap_comm_sm_fraction)`` (DeepSeek-V3 Secs. 3.2.1-3.5.1).
+    does 1/p of the output layer's work, and of the D multi-token-prediction modules'
+    (``mtp_depth``: a Transformer block, a 2h -> h projection and the output head again
+    each). GEMMs run at ``peak * mamf_fraction * in_model_matmul_fraction`` (times
+    ``fp8_matmul_fraction`` for fp8). The expert all-to-all carries min(k, route_nodes)
+    copies of a token when the expert group spans nodes under node-limited routing; a
+    stack overlapping it (``ep_overlap``) hides it behind the micro-batch's compute, which
+    then runs on the SMs it leaves, ``t_compute / (1 - ep_overlap_comm_sm_fraction)``
+    (DeepSeek-V3 Secs. 3.2.1-3.5.1).
     """
     a = assumptions
     L, h, s, V = c["layers"], c["hidden"], c["seq_len"], c["vocab"]
@@ -113,6 +115,8 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     moe = _any(E > 0)                                # expert terms vanish for dense models
     any_cp = _any(cp > 1)                            # context-parallel traffic needs cp > 1
     any_zero3 = _any(zero == 3)                      # weight gathers only under ZeRO-3
+    mtp_d = c["mtp_depth"]
+    mtp = _any(mtp_d > 0)                            # multi-token-prediction modules
 
     # ---- workload ------------------------------------------------------------------
     params = workload.parameter_counts(
@@ -128,12 +132,22 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     expert_params = params["experts"]
     dense_layer_params = params["layers"] - expert_params
     first_stage_embed = params["embedding"] + np.where(single_stage, params["output"], 0)
+    if mtp:
+        # the MTP modules sit with the output head on the last stage (DeepSeek-V3 Sec.
+        # 3.2.3): on the first only without a pipeline. Each holds an average layer's
+        # weights and a 2h x h projection
+        first_stage_embed = first_stage_embed + np.where(
+            single_stage, mtp_d * (dense_layer_params / L + 2 * h * h), 0)
     dense_on_device = (dense_layer_params * first_stage_layers / L + first_stage_embed) / t
     states = memory.model_state_bytes(dense_on_device, dp, zero, a.weight_bytes_per_param,
                                       a.grad_bytes_per_param, a.optimizer_bytes_per_param)
     dp_ep = dp // ep                                 # data-parallel replicas of each expert
     if moe:
         expert_on_device = expert_params * stage_share / (ep * t)
+        if mtp:                                      # an MTP block's experts, p = 1 only
+            expert_on_device = expert_on_device + np.where(
+                single_stage & (E > 0),
+                mtp_d * expert_params / np.maximum(params["moe_layers"], 1), 0) / (ep * t)
         states_expert = memory.model_state_bytes(expert_on_device, dp_ep, zero,
                                                  a.weight_bytes_per_param,
                                                  a.grad_bytes_per_param,
@@ -162,6 +176,8 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     activations = layer_microbatches * stored \
         + np.where(full_rc, full, 0.0) \
         + np.where(single_stage, 2 * act_e * s_local * b * V / t, 0.0)   # fp32 logits, last stage
+    if mtp:                                          # the MTP blocks' activations, p = 1 only
+        activations = activations + np.where(single_stage, mtp_d * stored, 0.0)
     mem = {
         "weights": states["weights"],
         "gradients": states["gradients"],
@@ -215,10 +231,21 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     recompute_layer = np.where(full_rc, fwd_layer, np.where(selective, core, 0.0))
     logits_fwd = performance.gemm_time(tokens_mb, h, V / t, flop_rate, bw, e)
     layer_work = 3 * fwd_layer + core_bwd_extra + recompute_layer
-    # the output layer: spread over the stages (1/p each), or, in a balanced split, in the
-    # place of the last stage's missing layer (only its excess over a layer is extra)
+    output_work = 3 * logits_fwd
+    if mtp:
+        # D multi-token-prediction modules (DeepSeek-V3 Sec. 2.2), each one block of the
+        # last layer's kind, a 2h -> h projection and another pass of the output head
+        block_mm = np.where(E > 0, moe_layer_mm, dense_mm) if moe else dense_mm
+        block_fwd = block_mm + core_fwd + elem
+        block_work = 3 * block_fwd + core_bwd_extra + np.where(
+            full_rc, block_fwd, np.where(selective, core, 0.0))
+        proj_fwd = performance.gemm_time(tokens_mb, 2 * h, h / t, flop_rate, bw, e)
+        output_work = output_work + mtp_d * (block_work + 3 * (proj_fwd + logits_fwd))
+    # the output layer (and MTP modules): spread over the stages (1/p each), or, in a
+    # balanced split, in the place of the last stage's missing layer (only its excess over
+    # a layer is extra)
     compute_mb = layers_per_stage * layer_work + np.where(
-        balanced, np.maximum(0.0, 3 * logits_fwd - layer_work), 3 * logits_fwd / p)
+        balanced, np.maximum(0.0, output_work - layer_work), output_work / p)
     # a stack that runs the expert all-to-all beside the compute gives it a share of the
     # SMs, and the compute runs on the rest (DeepSeek-V3: 20 of 132, Secs. 3.2.2, 3.5.1)
     ep_beside = c["ep_overlap"] & (ep > 1) & (E > 0)
@@ -268,8 +295,10 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         copies = np.where(node_limited, np.minimum(k, c["route_nodes"]), k)
         a2a_bytes = tokens_mb * copies * h * act_e / t
         n_ep = 4 + 2 * full_rc                       # dispatch + combine, fwd and bwd
-        ep_raw = n_moe * stage_share * n_ep * comm.collective_time("all_to_all", a2a_bytes, ep,
-                                                                   bw_ep, lat_ep)
+        # an MTP module's MoE block, like its compute, spread over the stages
+        moe_units = n_moe * stage_share + np.where(E > 0, mtp_d, 0) / p
+        ep_raw = moe_units * n_ep * comm.collective_time("all_to_all", a2a_bytes, ep,
+                                                         bw_ep, lat_ep)
         ep_mb = np.where(
             c["ep_overlap"], performance.exposed(ep_raw, compute_mb, a.stack_overlap_window_fraction),
             ep_raw * (1 - a.ep_overlap_fraction))
