@@ -725,3 +725,13 @@ def test_filter_validation_rejects_unknown_family(published):
         widgets.filter_validation(published, ["speed"])
     with pytest.raises(ValueError, match="family"):
         widgets.validation_explorer(published, families=("speed",))
+
+
+def test_parallelism_explorer_runs_cudnn_attention_and_flags_an_unmeasured_device():
+    # the attention toggle offers the cuDNN kernel; on an A100 (no cuDNN measurement) the
+    # summary says the flash rate stands in for it, in place, as the estimate's caveat does
+    box = widgets.parallelism_explorer(attention_kernel="cudnn")
+    assert "cudnn" in box.controls["attention_kernel"].options
+    assert "no cuDNN fused-attention measurement" not in box.summary.value   # H100: measured
+    box.controls["accelerator"].value = "a100-sxm4-80gb"
+    assert "no cuDNN fused-attention measurement for a100-sxm4-80gb" in box.summary.value
