@@ -365,7 +365,7 @@ def cross_validated():
 
 def test_out_of_sample_throughput_mape_is_within_5_pct_over_every_case(cross_validated):
     # recomputed (not read from calibration.py): each case predicted by constants fitted on
-    # all the others, mean |error| <= 5% over all 76 cases, not just the target's
+    # all the others, mean |error| <= 5% over every fitted case, not just the target's
     assert cross_validated["error_pct"].abs().mean() <= 5.0
 
 

@@ -62,11 +62,11 @@ def accelerators() -> pd.DataFrame:
 
 @functools.cache
 def measured_mamf_span() -> tuple[float, float]:
-    """(lowest, highest) measured bf16 (or fp16) MAMF over dense peak in the catalog. [-]"""
-    df = accelerators()
-    peak = df["peak_bf16_flop_per_s"].fillna(df["peak_fp16_flop_per_s"])
-    frac = (df["mamf_bf16_flop_per_s"] / peak).dropna()
-    return float(frac.min()), float(frac.max())
+    """(lowest, highest) measured bf16 (or fp16) MAMF over dense peak in the catalog, as
+    :meth:`Accelerator.mamf_fraction` reads it (NaN default: unmeasured devices drop out). [-]"""
+    frac = [accelerator(i).mamf_fraction(math.nan) for i in accelerators().index]
+    frac = [f for f in frac if not math.isnan(f)]
+    return min(frac), max(frac)
 
 
 def _unknown(kind: str, value, allowed) -> ValueError:

@@ -171,10 +171,10 @@ class Estimate:
                 f"the measured devices reach {lo:.0%}-{hi:.0%} (data/accelerators.csv), and "
                 "a compute-bound step scales with that share.")
         kernel = self.workload.attention_kernel
-        if kernel == "cudnn" and not self.accelerator.measured_attention("cudnn"):
+        if kernel == "cudnn" and not acc.measured_attention("cudnn"):
             out.append(
                 f"cudnn attention: no cuDNN fused-attention measurement for "
-                f"{self.accelerator.id}; its flash-attention rate is used (TransformerEngine "
+                f"{acc.id}; its flash-attention rate is used (TransformerEngine "
                 "finds flash-attention the faster of the two on Ampere).")
         if self.workload.experts and p.ep > 1:
             out.append(

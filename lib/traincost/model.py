@@ -263,9 +263,9 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     tp_layer = n_tp * comm.collective_time("all_reduce", act_bytes, t, bw_tp, lat_tp)
     # an overlapping stack hides it behind the MLP path's GEMMs of every pass (Sec. 3.2)
     tp_window = (layer_mm - attn_mm) * (3 + full_rc)
-    tp_mb = layers_per_stage * np.where(
-        c["tp_overlap"], performance.exposed(tp_layer, tp_window, a.stack_overlap_window_fraction),
-        tp_layer * (1 - a.tp_overlap_fraction))
+    tp_mb = layers_per_stage * performance.stack_exposed(
+        tp_layer, tp_window, c["tp_overlap"], a.stack_overlap_window_fraction,
+        a.tp_overlap_fraction)
     # a slow machine (straggler) stretches its stage's forward work, and its replica's every
     # micro-batch with it; the job waits for that replica. Expected over which devices a job
     # draws: the chance of at least one straggler among n devices times the slowdown
@@ -299,9 +299,9 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         moe_units = n_moe * stage_share + np.where(E > 0, mtp_d, 0) / p
         ep_raw = moe_units * n_ep * comm.collective_time("all_to_all", a2a_bytes, ep,
                                                          bw_ep, lat_ep)
-        ep_mb = np.where(
-            c["ep_overlap"], performance.exposed(ep_raw, compute_mb, a.stack_overlap_window_fraction),
-            ep_raw * (1 - a.ep_overlap_fraction))
+        ep_mb = performance.stack_exposed(ep_raw, compute_mb, c["ep_overlap"],
+                                          a.stack_overlap_window_fraction,
+                                          a.ep_overlap_fraction)
         t_mb = t_mb + ep_mb
     else:
         ep_mb = 0.0                                  # no MoE layers
