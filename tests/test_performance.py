@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from traincost.performance import exposed, gemm_time, pipeline_bubble_fraction
+from traincost.assumptions import DEFAULT
+from traincost.performance import attention_rate, exposed, gemm_time, pipeline_bubble_fraction
 
 
 def test_large_gemm_is_compute_bound():
@@ -29,3 +30,31 @@ def test_exposed_communication():
     assert float(exposed(1.0, 0.5, 1.0)) == pytest.approx(0.5)
     assert float(exposed(1.0, 4.0, 0.5)) == 0.0
     assert list(exposed(np.array([1.0, 3.0]), 2.0, 1.0)) == [0.0, 1.0]
+
+
+# Dao 2023, FlashAttention-2 (arXiv:2307.08691) Sec. 4.1: causal forward + backward on an
+# A100 80GB SXM4, sequence 512 to 16k with batch x sequence = 16k, hidden 2048. A causal
+# row attends to s/2 keys on average. Fig. 4c (head dim 64) as its own text layer prints the
+# bars; Fig. 4d (head dim 128) from a text transcription. [TFLOP/s]
+FA2_A100_KV = np.array([256, 512, 1024, 2048, 4096, 8192])
+FA2_A100_HD64 = np.array([88, 119, 140, 156, 165, 171])
+FA2_A100_HD128 = np.array([99, 131, 155, 182, 189, 189])
+
+
+@pytest.mark.parametrize("bars, tolerance", [(FA2_A100_HD64, 0.015), (FA2_A100_HD128, 0.05)])
+def test_attention_rate_follows_flashattention2_over_sequence_length(bars, tolerance):
+    # from the 16k bar alone, L/(L + L0) with the assumed L0 gives every shorter bar: a
+    # 1.9x rise from 512 to 16k that the catalog's single rate would miss
+    predicted = attention_rate(bars[-1], FA2_A100_KV, FA2_A100_KV[-1],
+                               DEFAULT.attention_half_rate_kv_tokens)
+    assert predicted == pytest.approx(bars, rel=tolerance)
+    assert bars[-1] / bars[0] > 1.9
+
+
+def test_attention_rate_is_the_measurement_at_its_own_size_and_half_at_l0():
+    assert float(attention_rate(514e12, 4096, 4096, 250.0)) == pytest.approx(514e12, rel=1e-15)
+    # with a benchmark at very long rows (the rate's ceiling), L = L0 runs at half of it
+    assert float(attention_rate(2.0, 250.0, 1e15, 250.0)) == pytest.approx(1.0, rel=1e-9)
+    # 4x the keys per row at L >> L0 changes little; 1/4 of them at L = L0 costs a lot
+    assert float(attention_rate(1.0, 1000.0, 250.0, 250.0)) == pytest.approx(
+        (1000 / 1250) / (250 / 500))

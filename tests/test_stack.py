@@ -115,6 +115,8 @@ def test_flash_core_does_seven_quarters_of_the_unfused_work(measured):
     # the square, and a backward of 2.5x its forward: 0.5 * (1 + 2.5) = 1.75 units
     # (FlashAttention-2 Alg. 2) at the device's measured FlashAttention-2 rate, or at the
     # matmul rate where none is known. Element-wise traffic off: the difference is exact.
+    # The A100 rate, 189 TFLOP/s, is FlashAttention-2's at 16k causal (Dao 2023 Fig. 4d),
+    # 8192 keys per query row; at s = 4096 a row sees 2048: x (L/(L+L0)) / (8192/(8192+L0)).
     a = replace(DEFAULT, elementwise_traffic_factor=0.0)
     acc = A100 if measured else replace(A100, attention_bf16_flop_per_s=float("nan"))
     wl = Workload(layers=4, hidden=1024, heads=16, seq_len=4096, global_batch=8, vocab=32000)
@@ -123,7 +125,9 @@ def test_flash_core_does_seven_quarters_of_the_unfused_work(measured):
                                  assumptions=a, **kw).report["step_compute_s"]
            for k in ("materialized", "flash")}
     matmul_rate = A100.mamf_bf16_flop_per_s * a.in_model_matmul_fraction
-    flash_rate = 0.615 * 312e12 if measured else matmul_rate     # data/accelerators.csv
+    L0 = a.attention_half_rate_kv_tokens
+    flash_rate = 189e12 * (2048 / (2048 + L0)) / (8192 / (8192 + L0)) if measured \
+        else matmul_rate
     flop = 2.0 * 4096 * 4096 * 16 * (64 + 64)                    # Q K^T and P V, 1 layer
     expected = 4 * (3 * flop / matmul_rate - 1.75 * flop / flash_rate)
     assert run["materialized"] - run["flash"] == pytest.approx(expected, rel=1e-9)
@@ -133,13 +137,15 @@ def test_cudnn_core_runs_at_transformer_engines_measured_rate():
     # NVIDIA TransformerEngine docs/examples/attention/attention.ipynb (commit 0f60e599),
     # H100 80GB HBM3, test_3 = b 2, 32 heads, d 128, s 8192, causal, bf16: cuDNN forward +
     # backward 7.4875 ms. A fused causal kernel executes half the square, forward (QK^T, PV)
-    # and a backward of 2.5x: 0.5 * 4*b*h*s^2*d * 3.5 FLOP in that time. flash runs at
-    # FlashAttention-3's "35% utilization" of 989 TFLOP/s. Same layers, same work: the compute
-    # gap is 1.75 units of the full-square forward at each rate, per layer.
+    # and a backward of 2.5x: 0.5 * 4*b*h*s^2*d * 3.5 FLOP in that time; flash-attn took
+    # 11.8879 ms. Same layers, same work, and the benchmark's own s (4096 keys per query
+    # row), so no size scaling: the compute gap is 1.75 units of the full-square forward
+    # at each rate, per layer.
     cudnn_rate = 0.5 * 4 * 2 * 32 * 8192**2 * 128 * 3.5 / 7.4875e-3       # 514.0 TFLOP/s
-    flash_rate = 0.35 * 989e12
+    flash_rate = 0.5 * 4 * 2 * 32 * 8192**2 * 128 * 3.5 / 11.8879e-3      # 323.7 TFLOP/s
     h100 = catalog.accelerator("h100-sxm5-80gb")
     assert h100.attention_flop_per_s("cudnn") == pytest.approx(cudnn_rate, rel=1e-4)
+    assert h100.attention_flop_per_s("flash") == pytest.approx(flash_rate, rel=1e-4)
     a = replace(DEFAULT, elementwise_traffic_factor=0.0)
     wl = Workload(layers=4, hidden=4096, heads=32, kv_heads=8, seq_len=8192, global_batch=8,
                   vocab=32000)
@@ -156,10 +162,38 @@ def test_cudnn_core_runs_at_transformer_engines_measured_rate():
     assert not any("cudnn" in c for c in est["cudnn"].caveats)
 
 
+@pytest.mark.parametrize("seq, cp", [(8192, 1), (2048, 1), (16384, 1), (16384, 2)])
+def test_fused_attention_rate_scales_with_the_keys_each_call_sees(seq, cp):
+    # both H100 rates were measured at s 8192 causal, 4096 keys per query row
+    # (TransformerEngine attention.ipynb test_3); a call over L keys per row runs at
+    # x (L/(L+L0)) / (4096/(4096+L0)) (FlashAttention-2 Fig. 4, see test_performance).
+    # A context-parallel rank's call spans s/cp of the sequence: s 16384 on cp 2 is the
+    # benchmark's size again. The flash - cuDNN compute gap is 4 layers x 1.75 x this
+    # rank's full-square forward FLOP x (1/r_flash - 1/r_cudnn) per micro-batch, both rates
+    # scaled alike.
+    L0 = DEFAULT.attention_half_rate_kv_tokens
+    L = seq / 2 / cp
+    scale = (L / (L + L0)) / (4096 / (4096 + L0))
+    benchmark_flop = 0.5 * 4 * 2 * 32 * 8192**2 * 128 * 3.5
+    cudnn_rate, flash_rate = (scale * benchmark_flop / ms for ms in (7.4875e-3, 11.8879e-3))
+    h100 = catalog.accelerator("h100-sxm5-80gb")
+    a = replace(DEFAULT, elementwise_traffic_factor=0.0)
+    wl = Workload(layers=4, hidden=4096, heads=32, kv_heads=8, seq_len=seq, global_batch=8,
+                  vocab=32000)
+    kw = dict(tp=1, pp=1, vpp=1, cp=cp, ep=1, zero=1, micro_batch=1, recompute="none")
+    est = {k: traincost.estimate(h100, 8, workload=replace(wl, attention_kernel=k),
+                                 assumptions=a, **kw).report for k in ("flash", "cudnn")}
+    flop = 2.0 * (seq / cp) * seq * 32 * (128 + 128)              # this rank's queries
+    microbatches = 8 / (8 / cp)                                    # batch 8 over dp = 8/cp
+    expected = microbatches * 4 * 1.75 * flop * (1 / flash_rate - 1 / cudnn_rate)
+    assert est["flash"]["step_compute_s"] - est["cudnn"]["step_compute_s"] == \
+        pytest.approx(expected, rel=2e-4)
+
+
 def test_cudnn_without_a_measurement_uses_the_flash_rate_and_says_so():
     # no cuDNN measurement for the A100 (TransformerEngine finds flash-attn faster on Ampere)
     assert A100.attention_flop_per_s("cudnn") == A100.attention_flop_per_s("flash") \
-        == pytest.approx(0.615 * 312e12)
+        == pytest.approx(189e12)                    # FlashAttention-2 Fig. 4d, 16k causal
     assert A100.measured_attention("flash") and not A100.measured_attention("cudnn")
     assert not A100.measured_attention("materialized")
     assert math.isnan(A100.attention_flop_per_s("materialized"))

@@ -86,6 +86,17 @@ class Assumptions:
         "forward's two", "estimate",
         "Backward-to-forward work of a fused attention core, which recomputes the scores "
         "instead of storing them (2 for an unfused core, whose backward runs four).")
+    attention_half_rate_kv_tokens: float = _a(
+        250.0, "tokens", "Dao 2023, FlashAttention-2 (arXiv:2307.08691) Fig. 4c/4d: A100 80GB "
+        "SXM4, causal, forward + backward, sequence 512 to 16k at 16k tokens per batch; "
+        "head dim 64 (88, 119, 140, 156, 165, 171 TFLOP/s, the figure's text layer) gives "
+        "L0 = 257, head dim 128 (99, 131, 155, 182, 189, 189, a transcription) L0 = 247. "
+        "Shah et al. 2024, FlashAttention-3 (arXiv:2407.08608) Fig. 5d, H100 causal forward: "
+        "FlashAttention-2 L0 = 204, cuDNN 192, FlashAttention-3 304", "estimate",
+        "L0 in rate(L) = rate_max * L/(L + L0), L the keys per query row a fused attention "
+        "call processes (s/2 causal): the fixed cost of each block of query rows against "
+        "the keys streamed past it. From each sweep's 512 and 16k ends; 250 reproduces the "
+        "A100 head-dim-64 sweep within 1.5% from its 16k point alone.")
     flash_stats_bytes_per_head: float = _a(
         4.0, "bytes", "Dao et al. 2022, FlashAttention (arXiv:2205.14135) Algorithm 2 / "
         "FlashAttention-2 Algorithm 1: the forward saves the log-sum-exp per query row, fp32",

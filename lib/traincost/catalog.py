@@ -27,7 +27,8 @@ _NUMERIC_ACCELERATOR = (
     "peak_fp16_flop_per_s", "peak_fp8_flop_per_s", "mamf_bf16_flop_per_s", "hbm_bytes",
     "hbm_bytes_per_s", "tdp_w", "idle_w", "scaleup_domain_devices", "scaleup_bytes_per_s",
     "scaleout_bytes_per_s", "price_usd_per_h", "capex_usd", "embodied_kgco2e",
-    "attention_bf16_flop_per_s", "mamf_fp8_flop_per_s", "attention_cudnn_bf16_flop_per_s")
+    "attention_bf16_flop_per_s", "mamf_fp8_flop_per_s", "attention_cudnn_bf16_flop_per_s",
+    "attention_kv_tokens")
 
 #: the operator whose PUE a cloud provider's regions use
 PROVIDER_OPERATOR = {"gcp": "google", "aws": "aws", "azure": "microsoft"}
@@ -54,7 +55,8 @@ def accelerators() -> pd.DataFrame:
     for col in _NUMERIC_ACCELERATOR:
         if col in df:
             df[col] = pd.to_numeric(df[col], errors="coerce")
-    for col in ("mamf_bf16_flop_per_s", "mamf_fp8_flop_per_s", "attention_cudnn_bf16_flop_per_s"):
+    for col in ("mamf_bf16_flop_per_s", "mamf_fp8_flop_per_s", "attention_cudnn_bf16_flop_per_s",
+                "attention_kv_tokens"):
         if col not in df:
             df[col] = math.nan
     return df

@@ -66,6 +66,11 @@ class Accelerator:
     attention_cudnn_bf16_flop_per_s : float
         Measured cuDNN fused-attention (TransformerEngine ``FusedAttention``) throughput,
         forward and backward, NaN if unknown (the flash rate is then used). [FLOP/s]
+    attention_kv_tokens : float
+        Keys per query row (s/2 causal) in the benchmark behind both attention rates; a
+        workload's kernel runs at them scaled to its own keys per row
+        (:func:`traincost.performance.attention_rate`). NaN: the rates are used as they
+        are. [tokens]
     hbm_bytes : float
         Device memory. [bytes]
     hbm_bytes_per_s : float
@@ -109,6 +114,7 @@ class Accelerator:
     attention_bf16_flop_per_s: float = math.nan
     mamf_fp8_flop_per_s: float = math.nan
     attention_cudnn_bf16_flop_per_s: float = math.nan
+    attention_kv_tokens: float = math.nan
     vendor: str = ""
 
     def __post_init__(self):
@@ -126,7 +132,7 @@ class Accelerator:
                      "peak_fp16_flop_per_s", "peak_fp8_flop_per_s", "mamf_bf16_flop_per_s",
                      "price_usd_per_h", "capex_usd", "embodied_kgco2e",
                      "attention_bf16_flop_per_s", "mamf_fp8_flop_per_s",
-                     "attention_cudnn_bf16_flop_per_s"):
+                     "attention_cudnn_bf16_flop_per_s", "attention_kv_tokens"):
             _check_number(name, getattr(self, name), minimum=0, allow_nan=True)
         if math.isnan(self.peak_bf16_flop_per_s) and math.isnan(self.peak_fp16_flop_per_s):
             raise ValueError(f"{self.id}: needs peak_bf16_flop_per_s or peak_fp16_flop_per_s")

@@ -20,7 +20,8 @@ from .units import (GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH, SECOND
 
 INPUT_COLUMNS = (
     # accelerator (at the chosen precision)
-    "peak_flop_per_s", "mamf_fraction", "fp8", "attention_flop_per_s", "hbm_bytes", "hbm_bytes_per_s", "tdp_w", "idle_w",
+    "peak_flop_per_s", "mamf_fraction", "fp8", "attention_flop_per_s", "attention_kv_tokens",
+    "hbm_bytes", "hbm_bytes_per_s", "tdp_w", "idle_w",
     "scaleup_domain_devices", "scaleup_bytes_per_s", "scaleout_bytes_per_s",
     "price_usd_per_h", "capex_usd", "embodied_kgco2e", "bytes_per_element",
     # workload
@@ -63,7 +64,8 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         ``dp_overlap``, ``ep_overlap``, ``balanced_pipeline``, see
         :class:`traincost.Workload`) are booleans. ``flash_attention`` is true for every
         fused kernel (flash or cuDNN); ``attention_flop_per_s`` is the chosen kernel's
-        measured rate on the device (:meth:`traincost.Accelerator.attention_flop_per_s`).
+        measured rate on the device (:meth:`traincost.Accelerator.attention_flop_per_s`),
+        measured at ``attention_kv_tokens`` keys per query row (NaN: used unscaled).
     assumptions : Assumptions
         Modelling defaults. [-]
 
@@ -219,10 +221,15 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         layer_mm = ((L - n_moe) * dense_mm + n_moe * moe_layer_mm) / L
     else:
         layer_mm = (L - n_moe) * dense_mm / L       # the same sum without its zero MoE term
-    # a fused (flash) core runs at the device's measured fused-attention rate where known
-    # (else the matmul rate), skips the causal upper triangle and recomputes the scores in
-    # its backward (2.5x its forward, not 2x); selective recompute then adds nothing
-    attn_rate = c["attention_flop_per_s"]
+    # a fused (flash) core runs at the device's measured fused-attention rate where known,
+    # scaled from the benchmark's keys per query row to this call's (s/2 causal, s/cp of it
+    # per context-parallel rank), else at the matmul rate; it skips the causal upper
+    # triangle and recomputes the scores in its backward (2.5x its forward, not 2x);
+    # selective recompute then adds nothing
+    attn_rate, attn_ref = c["attention_flop_per_s"], c["attention_kv_tokens"]
+    attn_rate = np.where(np.isfinite(attn_ref), performance.attention_rate(
+        attn_rate, a.flash_causal_work_fraction * s_local, attn_ref,
+        a.attention_half_rate_kv_tokens), attn_rate)
     attn_rate = np.where(np.isfinite(attn_rate), attn_rate, flop_rate)
     core_fwd = core * np.where(flash, a.flash_causal_work_fraction * flop_rate / attn_rate, 1.0)
     core_bwd_extra = np.where(flash, (a.flash_backward_forward_ratio - 2.0) * core_fwd, 0.0)

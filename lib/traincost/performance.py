@@ -19,6 +19,9 @@ References
 .. [1] Williams, Waterman & Patterson, "Roofline", CACM 2009.
 .. [2] Narayanan et al., SC21, arXiv:2104.04473, Sec. 2.2 (bubble (p-1)/(v*m)) and 3.4.
 .. [3] stas00/ml-engineering, compute/accelerator: maximum achievable matmul FLOP/s.
+.. [4] Dao 2023, FlashAttention-2 (arXiv:2307.08691) Sec. 4.1, Fig. 4 (A100, causal, forward
+   and backward, sequence 512 to 16k at 16k tokens per batch); Shah et al. 2024,
+   FlashAttention-3 (arXiv:2407.08608) Fig. 5d (H100, causal forward).
 """
 
 from __future__ import annotations
@@ -109,6 +112,44 @@ def layer_forward_time(tokens, hidden, heads, kv_heads, head_dim, v_dim, qk_dim,
     core = 2.0 * tokens * seq_keys * heads * (qk_dim + v_dim) / tp / flop_per_s
     elementwise = traffic_factor * stored_full_bytes / bytes_per_s
     return attn, mlp, core, elementwise
+
+
+def attention_rate(measured_flop_per_s, kv_tokens, measured_kv_tokens, half_rate_kv_tokens):
+    """Throughput of a fused attention kernel at the keys each query row attends to.
+
+    A flash-style kernel pays a fixed cost per block of query rows (load Q, rescale and
+    write O and its log-sum-exp, mask the diagonal block) and streams the keys past it, so
+    its rate grows with the keys per query row ``L`` as ``L / (L + L0)`` (module reference [4]):
+
+    ``rate(L) = rate_measured * [L / (L + L0)] / [L_measured / (L_measured + L0)]``
+
+    Parameters
+    ----------
+    measured_flop_per_s : float or array
+        The kernel's measured rate on the device (forward and backward). [FLOP/s]
+    kv_tokens : float or array
+        Mean keys per query row in one kernel call, ``L``: s/2 for a causal sequence of
+        s (a context-parallel rank's call spans s/cp of it). [tokens]
+    measured_kv_tokens : float or array
+        ``L`` of the benchmark that measured the rate. [tokens]
+    half_rate_kv_tokens : float
+        ``L0``, the keys per row at which the kernel runs at half its long-sequence rate
+        (:attr:`traincost.Assumptions.attention_half_rate_kv_tokens`). [tokens]
+
+    Returns
+    -------
+    Rate. [FLOP/s]
+
+    Examples
+    --------
+    >>> round(float(attention_rate(100.0, 1000.0, 1000.0, 250.0)), 9)   # at the measured size
+    100.0
+    >>> round(float(attention_rate(100.0, 250.0, 1e12, 250.0)), 6)     # L = L0: half of long L
+    50.0
+    """
+    def share(kv):
+        return kv / (kv + half_rate_kv_tokens)
+    return measured_flop_per_s * share(kv_tokens) / share(measured_kv_tokens)
 
 
 def pipeline_bubble_fraction(pp, vpp, num_microbatches):
