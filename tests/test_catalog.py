@@ -72,3 +72,19 @@ def test_pue_operator_values():
 def test_site_rejects_region_and_intensity_together():
     with pytest.raises(ValueError, match="grid-intensity"):
         catalog.site("FRA", grid_intensity_g=100.0)
+
+
+def test_h200_computes_like_the_h100_sxm_it_shares_a_die_with():
+    # H200 = the GH100 compute die of H100 SXM (stas00/ml-engineering accelerator README,
+    # note 4: "same compute as H100") with 141 GB of HBM3e: the same measured matmul and
+    # attention ceilings (data/README.md, die identity), so no H200 estimate runs its GEMMs or
+    # its attention faster than anything measured on that die
+    h100, h200 = catalog.accelerator("h100-sxm5-80gb"), catalog.accelerator("h200-sxm-141gb")
+    for precision in ("bf16", "fp8"):
+        assert h200.peak_flop_per_s(precision) == h100.peak_flop_per_s(precision)
+        assert h200.mamf_fraction(0.5, precision) == h100.mamf_fraction(0.5, precision)
+    for kernel in ("flash", "cudnn"):
+        assert h200.attention_flop_per_s(kernel) == h100.attention_flop_per_s(kernel)
+        assert h200.measured_attention(kernel)
+    assert h200.attention_kv_tokens == h100.attention_kv_tokens == 4096
+    assert h200.hbm_bytes_per_s > h100.hbm_bytes_per_s
