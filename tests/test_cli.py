@@ -79,3 +79,26 @@ def test_console_script_runs():
     p = subprocess.run([sys.executable, "-m", "traincost.cli", "catalog", "accelerators"],
                        capture_output=True, text=True, check=True)
     assert "a100-sxm4-80gb" in p.stdout
+
+
+def test_estimate_says_how_far_published_runs_like_it_landed(capsys):
+    # the calibration's leave-one-out errors on this device and precision (stored by
+    # `python -m traincost.calibrate --write` in calibration.BY_ACCELERATOR)
+    from traincost import calibration
+    runs, _, mean, worst = calibration.BY_ACCELERATOR[("a100-sxm4-80gb", "16-bit")]
+    rc, out, _ = run(BASE + ["--json"], capsys)
+    d = json.loads(out)
+    assert d["validation"]["accelerator_runs"] == runs > 0
+    assert d["validation"]["accelerator_loo_worst_pct"] == worst
+    assert f"{mean:.1f}% mean" in d["accuracy"]
+    rc, out, _ = run(BASE, capsys)
+    assert rc == 0 and f"accuracy    out of sample, {mean:.1f}% mean" in out
+    # no published run on a TPU: no error of its own, and the text says so
+    tpu = list(BASE)
+    tpu[tpu.index("a100-sxm4-80gb")] = "tpu-v5p"
+    rc, out, _ = run(tpu + ["--json"], capsys)
+    d = json.loads(out)
+    assert d["validation"]["accelerator_runs"] == 0
+    assert d["validation"]["accelerator_loo_mape_pct"] is None
+    assert d["validation"]["runs"] == calibration.METRICS["cases"]
+    assert "no published 16-bit run on tpu-v5p" in d["accuracy"]

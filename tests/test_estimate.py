@@ -367,3 +367,20 @@ def test_fp8_and_spread_experts_carry_their_caveats():
     assert any(c.startswith("MoE:") and "8 experts" in c for c in spread.caveats)
     local = traincost.estimate("h100-sxm5-80gb", 64, ep=1, **kw)
     assert not any(c.startswith("MoE:") for c in local.caveats)
+
+
+def test_fp8_estimates_quote_the_fp8_stage_errors():
+    # fp8 leans on the second calibration stage (fp8_matmul_fraction), so its accuracy is
+    # that stage's leave-one-out over NVIDIA's H100 FP8 runs, not the 16-bit runs'
+    from traincost import calibration
+    wl = catalog.model("llama3.1-8b", global_batch=128)
+    est = traincost.estimate(accelerator="h100-sxm5-80gb", devices=8, workload=wl,
+                             precision="fp8")
+    v, m = est.validation, calibration.METRICS
+    assert v["group"] == "fp8"
+    assert (v["runs"], v["loo_mape_pct"], v["loo_worst_pct"]) == \
+        (m["fp8_cases"], m["fp8_loo_mape_pct"], m["fp8_loo_worst_pct"])
+    own = calibration.BY_ACCELERATOR[("h100-sxm5-80gb", "fp8")]
+    assert (v["accelerator_runs"], v["accelerator_loo_mape_pct"]) == (own[0], own[2])
+    bf16 = traincost.estimate(accelerator="h100-sxm5-80gb", devices=8, workload=wl)
+    assert bf16.validation["group"] == "16-bit" and bf16.validation["runs"] == m["cases"]

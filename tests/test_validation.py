@@ -387,3 +387,34 @@ def test_target_scope_is_sc21_and_megascale_only():
     assert in_target_scope("sc21-t2-zero3-530b-640") and in_target_scope("megascale-175b-megatron-12288")
     assert not in_target_scope("korthikanti-530b-280-full-recompute")
     assert not in_target_scope("nvidia-dgxc-llama3.1-8b-8")
+
+
+def test_by_accelerator_groups_leave_one_out_errors_by_device_and_precision():
+    # errors by hand: two a100 bf16 cases (one with two figures), an h100 bf16 case and an
+    # h100 fp8 case; an unstated precision counts as 16-bit, as the estimate's bf16 default
+    from traincost import calibrate
+    runs = pd.DataFrame({"accelerator": ["a100", "a100", "h100", "h100"],
+                         "precision": [np.nan, "fp16", "bf16", "fp8"]},
+                        index=["a", "b", "c", "d"])
+    errors = pd.DataFrame({"case": ["a", "a", "b", "c", "d"],
+                           "error_pct": [2.0, -4.0, 6.0, -1.0, 3.0]})
+    table = calibrate.by_accelerator(errors, runs)
+    assert table.loc[("a100", "16-bit")].tolist() == [2, 3, 4.0, 6.0]    # (2+4+6)/3, max 6
+    assert table.loc[("h100", "16-bit")].tolist() == [1, 1, 1.0, 1.0]
+    assert table.loc[("h100", "fp8")].tolist() == [1, 1, 3.0, 3.0]
+
+
+def test_stored_per_accelerator_errors_cover_every_calibration_case_once():
+    # calibration.BY_ACCELERATOR splits the same leave-one-out figures METRICS summarises
+    from traincost import calibration
+    stored = calibration.BY_ACCELERATOR
+    groups = {g: [v for (_, gg), v in stored.items() if gg == g] for g in ("16-bit", "fp8")}
+    m = calibration.METRICS
+    assert sum(v[0] for v in groups["16-bit"]) == m["cases"]
+    assert sum(v[1] for v in groups["16-bit"]) == m["targets"]
+    assert sum(v[0] for v in groups["fp8"]) == m["fp8_cases"]
+    for g, mean, worst in (("16-bit", "loo_mape_pct", "loo_worst_pct"),
+                           ("fp8", "fp8_loo_mape_pct", "fp8_loo_worst_pct")):
+        pooled = sum(v[1] * v[2] for v in groups[g]) / sum(v[1] for v in groups[g])
+        assert pooled == pytest.approx(m[mean], abs=0.01)           # a figure-weighted mean
+        assert max(v[3] for v in groups[g]) == pytest.approx(m[worst], abs=0.005)

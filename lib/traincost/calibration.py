@@ -49,3 +49,9 @@ BY_SOURCE = {
     "Narayanan et al. 2021": (22, 22, 2.73, 8.98, 9.42, 36.53),
     "all": (78, 101, 3.56, 9.71, 5.35, 36.53),
 }
+# leave-one-out per (accelerator, precision group): (cases, figures, MAPE, worst) [%]
+BY_ACCELERATOR = {
+    ("a100-sxm4-80gb", "16-bit"): (66, 87, 3.98, 9.87),
+    ("h100-sxm5-80gb", "16-bit"): (12, 14, 2.34, 6.28),
+    ("h100-sxm5-80gb", "fp8"): (27, 27, 4.58, 10.38),
+}

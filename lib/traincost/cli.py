@@ -206,6 +206,7 @@ def _print_estimate(d: dict) -> None:
                                      d["breakdown"]["step_time_s"].items() if v),
         "  memory      " + ", ".join(f"{k} {v:.3g} GiB" for k, v in
                                      d["breakdown"]["memory_gib"].items()),
+        f"  accuracy    {d['accuracy']}",
         *[f"  caveat      {c}" for c in d.get("caveats", [])],
     ]
     print("\n".join(lines))

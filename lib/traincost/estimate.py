@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import catalog, comm, layout
+from . import calibration, catalog, comm, layout
 from .assumptions import DEFAULT, Assumptions, describe
 from .inputs import (FUSED_ATTENTION_KERNELS, OVERLAP_KINDS, RECOMPUTE_MODES, Accelerator,
                      ParallelConfig, Site, Workload, _check_number)
@@ -185,6 +185,47 @@ class Estimate:
                 "came out faster than it ran. Treat this step time as the fast end.")
         return out
 
+    @property
+    def validation(self) -> dict:
+        """How far the model lands from published runs like this one, out of sample.
+
+        The calibration's leave-one-out errors (each published run predicted by constants
+        fitted without it; ``python -m traincost.calibrate``) over the runs on this
+        accelerator in this precision group (:func:`precision_group`), beside the same over
+        every run of the group. A device with no published run in the calibration has
+        ``accelerator_runs = 0`` and no error of its own.
+
+        Returns
+        -------
+        dict: ``group``, ``accelerator_runs``, ``accelerator_loo_mape_pct``,
+        ``accelerator_loo_worst_pct`` (None without runs), ``runs``, ``loo_mape_pct``,
+        ``loo_worst_pct``. [%]
+        """
+        group = precision_group(self.precision)
+        m = calibration.METRICS
+        every = (m["fp8_cases"], m["fp8_loo_mape_pct"], m["fp8_loo_worst_pct"]) \
+            if group == "fp8" else (m["cases"], m["loo_mape_pct"], m["loo_worst_pct"])
+        own = getattr(calibration, "BY_ACCELERATOR", {}).get((self.accelerator.id, group))
+        return {"group": group,
+                "accelerator_runs": own[0] if own else 0,
+                "accelerator_loo_mape_pct": own[2] if own else None,
+                "accelerator_loo_worst_pct": own[3] if own else None,
+                "runs": every[0], "loo_mape_pct": every[1], "loo_worst_pct": every[2]}
+
+    def accuracy_note(self) -> str:
+        """:attr:`validation` in one sentence (plain text)."""
+        v, acc = self.validation, self.accelerator.id
+        if v["accelerator_runs"]:
+            return (f"out of sample, {v['accelerator_loo_mape_pct']:.1f}% mean and "
+                    f"{v['accelerator_loo_worst_pct']:.1f}% worst error on the "
+                    f"{v['accelerator_runs']} published {v['group']} runs on {acc} "
+                    f"(leave-one-out throughput; {v['loo_mape_pct']:.1f}% over all "
+                    f"{v['runs']}; traincost validate)")
+        return (f"no published {v['group']} run on {acc} checks this estimate; over the "
+                f"{v['runs']} runs on other devices the out-of-sample error is "
+                f"{v['loo_mape_pct']:.1f}% mean, {v['loo_worst_pct']:.1f}% worst "
+                "(leave-one-out throughput; traincost validate), and this device's is unknown")
+
     def to_dict(self) -> dict:
         """The public JSON contract (see DESIGN.md)."""
         r = self.report
@@ -229,11 +270,19 @@ class Estimate:
             },
             "sources": {"pue": self.site.pue_source, "grid": self.site.grid_source},
             "caveats": self.caveats,
+            "validation": self.validation,
+            "accuracy": self.accuracy_note(),
         }
 
     def assumptions_table(self) -> pd.DataFrame:
         """The modelling assumptions behind this estimate (value, unit, source, rationale)."""
         return describe(self.assumptions)
+
+
+def precision_group(precision: str) -> str:
+    """The calibration stage whose constants a run at ``precision`` leans on: ``"fp8"``, or
+    ``"16-bit"`` for the rest (bf16 and fp16; tf32 and fp32 meet the same constants). [-]"""
+    return "fp8" if precision == "fp8" else "16-bit"
 
 
 def _finite_or_none(x):

@@ -240,9 +240,11 @@ def run_cost_html(result: dict) -> str:
 
 
 def _caveats_html(result: dict) -> str:
-    """``Estimate.caveats`` as a muted note under a summary ('' when there are none)."""
-    return "".join(f"<p style='font-size:90%;color:#555'><b>Caveat:</b> {html.escape(c)}</p>"
-                   for c in result.get("caveats", []))
+    """``Estimate.accuracy_note`` and ``Estimate.caveats`` as muted notes under a summary."""
+    notes = [("Accuracy", result["accuracy"])] if result.get("accuracy") else []
+    notes += [("Caveat", c) for c in result.get("caveats", [])]
+    return "".join(f"<p style='font-size:90%;color:#555'><b>{label}:</b> {html.escape(c)}</p>"
+                   for label, c in notes)
 
 
 def _message_html(text: str) -> str:
