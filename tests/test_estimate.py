@@ -384,3 +384,18 @@ def test_fp8_estimates_quote_the_fp8_stage_errors():
     assert (v["accelerator_runs"], v["accelerator_loo_mape_pct"]) == (own[0], own[2])
     bf16 = traincost.estimate(accelerator="h100-sxm5-80gb", devices=8, workload=wl)
     assert bf16.validation["group"] == "16-bit" and bf16.validation["runs"] == m["cases"]
+
+
+def test_moe_layers_store_each_routed_copy_of_their_input():
+    # Mixtral (32 layers, h 4096, k = 2 of 8 experts of f 14336, gated) against a dense
+    # model with one gated MLP of f = 2 x 14336: the same MLP tensors per token, so with one
+    # stage, one micro-batch of 4096 tokens and tp 1 the activations differ by the two
+    # routed copies of the input, 2 x 2h bytes per token and layer
+    from dataclasses import replace
+    moe = catalog.model("mixtral-8x7b", seq_len=4096, global_batch=8)
+    dense = replace(moe, experts=0, top_k=0, moe_ffn_hidden=0, ffn_hidden=2 * 14336)
+    kw = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=3, micro_batch=1, recompute="selective")
+    act = {name: traincost.estimate("h100-sxm5-80gb", 8, workload=wl, **kw)
+           .report["memory_activations_gib"] for name, wl in (("moe", moe), ("dense", dense))}
+    assert (act["moe"] - act["dense"]) * 2**30 == pytest.approx(32 * 4096 * 2 * 2 * 4096,
+                                                                rel=1e-9)

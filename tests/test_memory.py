@@ -61,6 +61,18 @@ def test_gqa_stores_less_than_mha():
     assert float(mha - gqa) == pytest.approx(S * B * 4 * (A - 8) * 128, rel=1e-12)
 
 
+def test_moe_experts_keep_their_routed_copies_of_the_input():
+    # each of the k experts a token is sent to keeps that copy (h wide, 2 bytes) for its
+    # first GEMM's weight gradient: Mixtral's k = 2 adds 2 * 2h per token to the layer, a
+    # tenth of its MLP's own 2h + h + 6f at f = 3.5h; with SP over t the copies shard too
+    gated_mixtral_ffn = 1.5 * 2 * 3.5 * H                      # ffn_eff: (k + shared) * 1.5f
+    for t in (1, 4):
+        dense, _ = activation_bytes_per_layer(S, B, H, A, 8, 128, gated_mixtral_ffn, t, 1)
+        moe, _ = activation_bytes_per_layer(S, B, H, A, 8, 128, gated_mixtral_ffn, t, 1,
+                                            expert_inputs=2)
+        assert float(moe - dense) == pytest.approx(S * B * 2 * 2 * H / t, rel=1e-12)
+
+
 def test_pipeline_inflight_microbatches():
     # Korthikanti Sec. 4.2.3: p micro-batches in flight, times 1 + (p-1)/(p*v) interleaved
     assert float(microbatches_in_flight(8, 1, 96)) == 8

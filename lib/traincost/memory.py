@@ -56,7 +56,7 @@ def model_state_bytes(params, dp, zero, weight_bytes, grad_bytes, optimizer_byte
 def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, head_dim,
                                ffn_eff, tp, recompute_code, sequence_parallel=True,
                                bytes_per_element=2.0, flash=False, parallel_block=False,
-                               flash_stats_bytes=4.0):
+                               flash_stats_bytes=4.0, expert_inputs=0.0):
     """Activations one layer stores for one micro-batch, and the full set it needs.
 
     Parameters
@@ -83,6 +83,11 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
         per layer, 5*s*b*h fewer (the replicated part without SP drops from 10 to 5). [-]
     flash_stats_bytes : float
         Bytes per token and head a fused kernel keeps. [bytes]
+    expert_inputs : float or array
+        Routed copies of each token an MoE layer's experts keep, k (averaged over the
+        layers when only some are MoE): each expert's first GEMM needs the tokens it was
+        sent for its weight gradient, 2h per copy beside the MLP input the router and the
+        shared experts read. [-]
 
     Returns
     -------
@@ -96,7 +101,7 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
     norms 4*s*b*h. We keep their terms but let the shapes vary (GQA, any f, gated MLPs):
     attention 2h (input) + 2ad (Q) + 4 a_kv d (K, V) + 2ad (context) + h (dropout mask),
     MLP 2h (input) + h (mask) + 4f (GPT: two f-wide tensors) or 6f (gated: three),
-    norms 4h; the softmax block stores 5*a*s per token. With tensor and sequence
+    and for an MoE layer 2h more per routed copy of the token (k), norms 4h; the softmax block stores 5*a*s per token. With tensor and sequence
     parallelism everything is divided by t (Table 2); without sequence parallelism the
     10*s*b*h outside the tensor-parallel regions is not. Selective recompute drops the
     5*a*s^2*b term (a fused kernel never stores it: FlashAttention-2, Dao 2023,
@@ -108,7 +113,7 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
     e = bytes_per_element / 2.0                                       # counts are for 2 bytes
     attn = 2 * hidden + 2 * heads * head_dim + 4 * kv_heads * head_dim + 2 * heads * head_dim \
         + hidden
-    mlp = 3 * hidden + ffn_eff * 4                                    # gated: caller passes 1.5f
+    mlp = 3 * hidden + ffn_eff * 4 + 2 * hidden * expert_inputs       # gated: caller passes 1.5f
     norms = 4 * hidden
     shared = np.where(parallel_block, 5 * hidden, 0)                  # one norm, input, mask
     linear = sb * (attn + mlp + norms - shared) * e

@@ -167,7 +167,7 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     flash, ptb = c["flash_attention"], c["parallel_block"]
     stored, full = memory.activation_bytes_per_layer(
         s_local, b, h, heads, kv, (qk_dim + v_dim) / 2, ffn_eff, t, rc, a.sequence_parallel, act_e,
-        flash, ptb, a.flash_stats_bytes_per_head)
+        flash, ptb, a.flash_stats_bytes_per_head, moe_share * k)
     # 1F1B: min(m, p) micro-batches over the stage's layers, and with interleaving
     # (p - 1)/p of them more on its first chunk (Korthikanti Sec. 4.2.3), whose layers a
     # balanced split has one fewer of (the embedding takes that place)
