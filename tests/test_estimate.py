@@ -1,6 +1,7 @@
 """The orchestrated estimate: published anchors and the identities of the JSON contract."""
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -399,3 +400,26 @@ def test_moe_layers_store_each_routed_copy_of_their_input():
            .report["memory_activations_gib"] for name, wl in (("moe", moe), ("dense", dense))}
     assert (act["moe"] - act["dense"]) * 2**30 == pytest.approx(32 * 4096 * 2 * 2 * 4096,
                                                                 rel=1e-9)
+
+
+def test_a_heavy_output_layer_on_the_last_stage_is_flagged():
+    # Nemotron-4 340B (V 256,000, h 18,432) on pp 8: the last stage also computes the
+    # output layer, 6Vh FLOP per token, so (8 - 1) * 6Vh / F more than the average stage
+    # (about 9%); NeMo's 340B runs ran 9-17% slower than the model predicts
+    wl = catalog.model("nemotron4-340b", global_batch=256)
+    kw = dict(tp=8, pp=8, vpp=1, cp=1, ep=1, zero=1, micro_batch=1, recompute="selective")
+    est = traincost.estimate("h100-sxm5-80gb", 1024, workload=wl, **kw)
+    excess = 7 * 6 * 256000 * 18432 / est.report["model_flop_per_token"]
+    assert 0.08 < excess < 0.10
+    flagged = [c for c in est.caveats if c.startswith("pipeline:")]
+    assert len(flagged) == 1 and f"{excess:.0%} more work" in flagged[0]
+    # a balanced split, one stage, or a small vocabulary relative to the model: no caveat
+    balanced = replace(wl, balanced_pipeline=True)
+    assert not [c for c in traincost.estimate("h100-sxm5-80gb", 1024, workload=balanced,
+                                              **kw).caveats if c.startswith("pipeline:")]
+    one = traincost.estimate("h100-sxm5-80gb", 1024, workload=wl, **{**kw, "pp": 1, "tp": 8,
+                                                                     "zero": 3})
+    assert not [c for c in one.caveats if c.startswith("pipeline:")]
+    gpt3 = traincost.estimate("h100-sxm5-80gb", 1024, workload=catalog.model(
+        "gpt3-175b", global_batch=512), **kw)                 # 7 * 6Vh / F = 2.4% < 3%
+    assert not [c for c in gpt3.caveats if c.startswith("pipeline:")]

@@ -59,6 +59,13 @@ class Assumptions:
         "NCCL environment docs (NCCL_BUFFSIZE per channel and peer)", "estimate",
         "CUDA context (~0.5 GiB), NCCL buffers and allocator fragmentation that the "
         "analytical memory terms do not see.")
+    output_imbalance_caveat_fraction: float = _a(
+        0.03, "fraction", "traincost calibration: leave-one-out MAPE 3.75% (calibration.py)",
+        "estimate",
+        "An estimate with an uneven pipeline split carries a caveat when its last stage, which "
+        "computes the output layer whole, has at least this much more work than the average "
+        "stage (workload.last_stage_excess): the model spreads the output layer over the "
+        "stages. Below the model's own out-of-sample error a possible miss is not flagged.")
     memory_headroom_fraction: float = _a(
         0.10, "fraction", "Rajbhandari et al. 2020 (ZeRO) Sec. 3.2 (fragmentation: out-of-memory "
         "with over 30% of memory still free in extreme cases); PyTorch CUDA semantics notes "

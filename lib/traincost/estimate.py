@@ -29,7 +29,7 @@ from .inputs import (FUSED_ATTENTION_KERNELS, OVERLAP_KINDS, RECOMPUTE_MODES, Ac
                      ParallelConfig, Site, Workload, _check_number)
 from .model import MEMORY_PARTS, STEP_PARTS, evaluate, report_units
 from .units import BYTES_PER_ELEMENT, GIB
-from .workload import RECOMPUTE_CODES
+from .workload import RECOMPUTE_CODES, last_stage_excess
 
 _CODE_TO_RECOMPUTE = {v: k for k, v in RECOMPUTE_CODES.items()}
 
@@ -141,6 +141,11 @@ class Estimate:
 
         cuDNN attention on a device without a measured cuDNN rate runs at the flash rate.
 
+        An uneven pipeline split whose last stage carries the output layer whole, at least
+        ``output_imbalance_caveat_fraction`` more work than the average stage
+        (:func:`traincost.workload.last_stage_excess`): the model spreads that layer over
+        the stages.
+
         MoE with experts spread over devices: the all-to-all and the expert GEMMs assume
         every expert gets its even share of the tokens (k/E); routing imbalance is not
         modelled. The one MoE run checked end to end, DeepSeek-V3's pre-training (report
@@ -178,6 +183,18 @@ class Estimate:
                 f"cudnn attention: no cuDNN fused-attention measurement for "
                 f"{acc.id}; its flash-attention rate is used (TransformerEngine "
                 "finds flash-attention the faster of the two on Ampere).")
+        wl = self.workload
+        excess = float(last_stage_excess(p.pp, wl.vocab, wl.hidden, r["model_flop_per_token"]))
+        uneven = not wl.balanced_pipeline
+        if uneven and excess >= self.assumptions.output_imbalance_caveat_fraction:
+            out.append(
+                f"pipeline: the last of the {p.pp} stages computes the output layer "
+                f"({wl.vocab:,}-token vocabulary) whole, {excess:.0%} more work than the "
+                "average stage, and a 1F1B pipeline runs at its slowest stage's pace. The "
+                "model spreads the output layer over the stages, which fits Megatron-LM's "
+                "SC21 runs, but it predicts NVIDIA's NeMo runs of Nemotron-4 340B and Llama "
+                "3.1 70B 5-16% faster than they ran. Treat this step time as up to "
+                f"{excess:.0%} optimistic, or balance the split (--balanced-pipeline).")
         if self.workload.experts and p.ep > 1:
             out.append(
                 f"MoE: the expert all-to-all and GEMMs assume each of the {self.workload.experts} "

@@ -141,6 +141,22 @@ def pipeline_units(layers, balanced):
     return layers + 2 * np.asarray(balanced, dtype=int)
 
 
+def last_stage_excess(pp, vocab, hidden, model_flop_per_token):
+    """Extra work of the last pipeline stage, which computes the output layer whole. [-]
+
+    With the layers split evenly, each of p stages does (F - F_out)/p of a token's model
+    FLOP F, and the last one also the output layer's F_out = 6*V*h (forward and backward):
+    (p - 1) * F_out / F more than the average stage. A 1F1B pipeline runs at its slowest
+    stage's pace, while :func:`traincost.model.evaluate` spreads the output layer over the
+    stages (1/p each), so this is how optimistic its step time can be.
+
+    >>> round(float(last_stage_excess(8, 256000, 18432, 2.133e12)), 3)   # Nemotron-4 340B
+    0.093
+    """
+    head = 6.0 * vocab * hidden
+    return (pp - 1) * head / model_flop_per_token
+
+
 def attention_core_flop_per_token(layers, seq_len, heads, head_dim, *, mla=False,
                                   qk_rope_head_dim=0, v_head_dim=0):
     """Forward FLOP per token of the attention scores and their weighted sum, all layers.
