@@ -75,16 +75,29 @@ def test_site_rejects_region_and_intensity_together():
 
 
 def test_h200_computes_like_the_h100_sxm_it_shares_a_die_with():
-    # H200 = the GH100 compute die of H100 SXM (stas00/ml-engineering accelerator README,
-    # note 4: "same compute as H100") with 141 GB of HBM3e: the same measured matmul and
-    # attention ceilings (data/README.md, die identity), so no H200 estimate runs its GEMMs or
-    # its attention faster than anything measured on that die
+    # H200 = the GH100 compute die of H100 SXM with 141 GB of HBM3e. stas00's MAMF v2 table
+    # (compute/accelerator/README.md, 2026-07-31 revision) gives H100 SXM bf16 794.5
+    # TFLOP/s, "H200 is the same", and measures H200 fp8 at 1453.4 beside H100's 1402.6;
+    # the attention ceilings come by die identity (data/README.md), so no H200 estimate
+    # runs its attention faster than anything measured on that die
     h100, h200 = catalog.accelerator("h100-sxm5-80gb"), catalog.accelerator("h200-sxm-141gb")
     for precision in ("bf16", "fp8"):
         assert h200.peak_flop_per_s(precision) == h100.peak_flop_per_s(precision)
-        assert h200.mamf_fraction(0.5, precision) == h100.mamf_fraction(0.5, precision)
+    assert h200.mamf_fraction(0.5) == h100.mamf_fraction(0.5) == pytest.approx(794.5 / 989)
+    assert h200.mamf_fraction(0.5, "fp8") == pytest.approx(1453.4 / 1979)
+    assert h100.mamf_fraction(0.5, "fp8") == pytest.approx(1402.6 / 1979)
     for kernel in ("flash", "cudnn"):
         assert h200.attention_flop_per_s(kernel) == h100.attention_flop_per_s(kernel)
         assert h200.measured_attention(kernel)
     assert h200.attention_kv_tokens == h100.attention_kv_tokens == 4096
     assert h200.hbm_bytes_per_s > h100.hbm_bytes_per_s
+
+
+@pytest.mark.parametrize("device, bf16, fp8", [
+    ("b200", 1745.0 / 2250, 3432.5 / 4500), ("gb200", 1822.0 / 2500, 3615.6 / 5000),
+    ("gaudi2", 418.7 / 432, 826.5 / 865), ("gaudi3", 1243.0 / 1677, 1289.5 / 1677)])
+def test_blackwell_and_gaudi_run_at_their_measured_matmul_ceilings(device, bf16, fp8):
+    # stas00's MAMF v2 tables (mean of 100 iterations), 2026-07-31 revision: MAMF / peak
+    acc = catalog.accelerator(device)
+    assert acc.mamf_fraction(0.5) == pytest.approx(bf16, rel=1e-4)
+    assert acc.mamf_fraction(0.5, "fp8") == pytest.approx(fp8, rel=1e-4)

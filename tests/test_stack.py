@@ -205,7 +205,7 @@ def test_cudnn_without_a_measurement_uses_the_flash_rate_and_says_so():
 
 
 def test_unmeasured_matmul_ceiling_comes_from_the_assumptions_and_is_flagged():
-    # B200 has no measured MAMF: its GEMMs run at default_mamf_fraction x peak, so halving
+    # H100 PCIe has no measured MAMF: its GEMMs run at default_mamf_fraction x peak, so halving
     # that share doubles a compute-bound step's GEMM time (element-wise traffic off, the
     # materialized softmax at the matmul rate: every compute term is a GEMM); the A100,
     # measured (stas00 MAMF 271.2 TFLOP/s), ignores the default
@@ -214,18 +214,18 @@ def test_unmeasured_matmul_ceiling_comes_from_the_assumptions_and_is_flagged():
     kw = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=1, micro_batch=1, recompute="none")
     base = replace(DEFAULT, elementwise_traffic_factor=0.0)
     half = replace(base, default_mamf_fraction=base.default_mamf_fraction / 2)
-    b200 = [traincost.estimate("b200", 8, workload=wl, assumptions=a, **kw)
+    pcie = [traincost.estimate("h100-pcie-80gb", 8, workload=wl, assumptions=a, **kw)
             for a in (base, half)]
-    assert b200[1].report["step_compute_s"] == pytest.approx(
-        2 * b200[0].report["step_compute_s"], rel=1e-9)
+    assert pcie[1].report["step_compute_s"] == pytest.approx(
+        2 * pcie[0].report["step_compute_s"], rel=1e-9)
     a100 = [traincost.estimate("a100-sxm4-80gb", 8, workload=wl, assumptions=a, **kw)
             for a in (base, half)]
     assert a100[1].report["step_compute_s"] == a100[0].report["step_compute_s"]
     # the caveat gives the catalog's measured span: MI300X 668.4/1307.4 (51%) to Gaudi 2
-    # 429.3/432 (99%), stas00/ml-engineering MAMF tables
-    assert catalog.measured_mamf_span() == pytest.approx((668.4 / 1307.4, 429.3 / 432))
-    assert any("no measured matmul ceiling (MAMF) for b200: 80% of its peak is assumed" in c
-               and "51%-99%" in c for c in b200[0].caveats)
+    # 418.7/432 (97%), stas00/ml-engineering MAMF v2 tables
+    assert catalog.measured_mamf_span() == pytest.approx((668.4 / 1307.4, 418.7 / 432))
+    assert any("no measured matmul ceiling (MAMF) for h100-pcie-80gb: 80% of its peak is "
+               "assumed" in c and "51%-97%" in c for c in pcie[0].caveats)
     assert not any("MAMF" in c for c in a100[0].caveats)
 
 

@@ -127,10 +127,10 @@ class Assumptions:
         "accuracy issue.")
     default_mamf_fraction: float = _a(
         0.80, "fraction", "stas00/ml-engineering compute/accelerator/README.md MAMF tables "
-        "(A100 SXM 271.2/312, A100 PCIe 252.9/312, H100 SXM 794.5/989, Gaudi 3 1288.8/1677)",
-        "measured",
+        "v2 (A100 SXM 271.2/312, A100 PCIe 252.9/312, H100 SXM 794.5/989, B200 1745/2250, "
+        "GB200 1822/2500, Gaudi 3 1243/1677)", "measured",
         "Used only where data/accelerators.csv has no measured MAMF: the middle of the "
-        "measured MAMF/peak ratios of NVIDIA and Intel parts (0.77-0.87).")
+        "measured MAMF/peak ratios of NVIDIA and Intel parts (0.73-0.87).")
     elementwise_traffic_factor: float = _a(
         2.0, "dimensionless", "Korthikanti et al. 2022 Sec. 4.1 (34*s*b*h bytes of activations "
         "per layer)", "estimate",
