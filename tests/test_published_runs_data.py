@@ -177,13 +177,49 @@ def test_nemo_attention_kernel_follows_the_recipes_nvte_fused_attn():
     # dgxc-benchmarking @ 143b90dd: the Llama 3.1 recipes export NVTE_FUSED_ATTN=1 (cuDNN
     # fused attention, TransformerEngine's choice on Hopper); nemo_megatron/configure.sh,
     # the GPT-3 175B recipe, exports NVTE_FUSED_ATTN=0 (flash-attn)
-    nemo = RUNS[RUNS["id"].str.startswith(("nvidia-dgxc-llama3.1-", "nvidia-dgxc-gpt3-"))]
+    # (the NeMo 25.04 release's rows, which set no override and so run TransformerEngine's
+    # default, cuDNN first on Hopper and Blackwell, are checked below)
+    later = RUNS["id"].str.startswith(("nvidia-dgxc-llama3.1-405b-gb200-",
+                                       "nvidia-dgxc-llama3.1-405b-nemo25-"))
+    nemo = RUNS[RUNS["id"].str.startswith(("nvidia-dgxc-llama3.1-", "nvidia-dgxc-gpt3-"))
+                & ~later]
     llama = nemo["id"].str.startswith("nvidia-dgxc-llama3.1-")
     assert llama.sum() == 20 and (~llama).sum() == 7
     assert (nemo.loc[llama, "attention_kernel"] == "cudnn").all()
     assert nemo.loc[llama, "notes"].str.contains("NVTE_FUSED_ATTN=1").all()
     assert (nemo.loc[~llama, "attention_kernel"] == "flash").all()
     assert nemo.loc[~llama, "notes"].str.contains("NVTE_FUSED_ATTN=0").all()
+
+
+#: NVIDIA dgxc-benchmarking llama3.1/README.md @ 1f6d9f40 (NeMo 25.04): MFU as printed per
+#: (accelerator id prefix, precision, GPUs), with the README's peaks (GB200 2450/4900, H100
+#: 989/1979 TFLOP/s) and 2.17e16 model FLOP per sequence
+LLAMA405_NEMO25_MFU = {
+    ("gb200", "bf16"): {128: 47.4, 256: 46.7, 512: 46.6},
+    ("gb200", "fp8"): {128: 36.1, 256: 35.8, 512: 35.5},
+    ("nemo25", "bf16"): {512: 55.34},
+    ("nemo25", "fp8"): {512: 42.12},
+}
+README_PEAK = {("gb200", "bf16"): 2450e12, ("gb200", "fp8"): 4900e12,
+               ("nemo25", "bf16"): 989e12, ("nemo25", "fp8"): 1979e12}
+
+
+def test_llama405_nemo25_step_times_reproduce_the_printed_mfu():
+    # MFU = GBS x 2.17e16 / step time / GPUs / peak (README 'Expected Performance');
+    # GBS = GPUs / 2 in every recipe row; the rows run cuDNN attention (no override)
+    df = RUNS.set_index("id")
+    for (kind, precision), by_gpus in LLAMA405_NEMO25_MFU.items():
+        for gpus, mfu in by_gpus.items():
+            tag = "" if precision == "bf16" else "fp8-"
+            r = df.loc[f"nvidia-dgxc-llama3.1-405b-{kind}-{tag}{gpus}"]
+            assert r["global_batch"] == gpus // 2 and r["precision"] == precision
+            assert r["attention_kernel"] == "cudnn"
+            got = r["global_batch"] * 2.17e16 / r["reported_step_time_s"] / gpus \
+                / README_PEAK[(kind, precision)]
+            assert 100 * got == pytest.approx(mfu, abs=0.06)
+    # the GB200 runs have no measured attention rate to run at: a labelled model gap
+    gb200 = df[df.index.str.startswith("nvidia-dgxc-llama3.1-405b-gb200-")]
+    assert len(gb200) == 6 and gb200["model_gap"].str.contains("attention rate").all()
 
 
 #: NVIDIA dgxc-benchmarking nemotron/README_{15b,340b}.md @ 35a9aecc: MFU as printed, per
