@@ -101,7 +101,8 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
     norms 4*s*b*h. We keep their terms but let the shapes vary (GQA, any f, gated MLPs):
     attention 2h (input) + 2ad (Q) + 4 a_kv d (K, V) + 2ad (context) + h (dropout mask),
     MLP 2h (input) + h (mask) + 4f (GPT: two f-wide tensors) or 6f (gated: three),
-    and for an MoE layer 2h more per routed copy of the token (k), norms 4h; the softmax block stores 5*a*s per token. With tensor and sequence
+    and for an MoE layer 2h more per routed copy of the token (k), norms 4h; the softmax
+    block stores 5*a*s per token. With tensor and sequence
     parallelism everything is divided by t (Table 2); without sequence parallelism the
     10*s*b*h outside the tensor-parallel regions is not. Selective recompute drops the
     5*a*s^2*b term (a fused kernel never stores it: FlashAttention-2, Dao 2023,
