@@ -149,8 +149,8 @@ class Estimate:
         MoE with experts spread over devices: the all-to-all and the expert GEMMs assume
         every expert gets its even share of the tokens (k/E); routing imbalance is not
         modelled. The one MoE run checked end to end, DeepSeek-V3's pre-training (report
-        Table 1), balances its experts by design and lands within 1% (``traincost
-        validate``); a run whose routing is less even takes longer.
+        Table 1), balances its experts by design (its error: ``traincost validate``); a run
+        whose routing is less even takes longer.
         """
         p, r = self.parallel, self.report
         dp = int(r["dp"])
@@ -193,14 +193,14 @@ class Estimate:
                 "average stage, and a 1F1B pipeline runs at its slowest stage's pace. The "
                 "model spreads the output layer over the stages, which fits Megatron-LM's "
                 "SC21 runs, but it predicts NVIDIA's NeMo runs of Nemotron-4 340B and Llama "
-                "3.1 70B 5-16% faster than they ran. Treat this step time as up to "
-                f"{excess:.0%} optimistic, or balance the split (--balanced-pipeline).")
+                "3.1 70B faster than they ran (`traincost validate`). Treat this step time as "
+                f"up to {excess:.0%} optimistic, or balance the split (--balanced-pipeline).")
         if self.workload.experts and p.ep > 1:
             out.append(
                 f"MoE: the expert all-to-all and GEMMs assume each of the {self.workload.experts} "
                 "experts gets an even share of the tokens; routing imbalance is not modelled. "
                 "The one MoE run checked, DeepSeek-V3's pre-training, balances its experts by "
-                "design and lands within 1% (`traincost validate`); with less even routing, "
+                "design (see `traincost validate` for its error); with less even routing, "
                 "treat this step time as the fast end.")
         return out
 
@@ -224,7 +224,7 @@ class Estimate:
         m = calibration.METRICS
         every = (m["fp8_cases"], m["fp8_loo_mape_pct"], m["fp8_loo_worst_pct"]) \
             if group == "fp8" else (m["cases"], m["loo_mape_pct"], m["loo_worst_pct"])
-        own = getattr(calibration, "BY_ACCELERATOR", {}).get((self.accelerator.id, group))
+        own = calibration.BY_ACCELERATOR.get((self.accelerator.id, group))
         return {"group": group,
                 "accelerator_runs": own[0] if own else 0,
                 "accelerator_loo_mape_pct": own[2] if own else None,

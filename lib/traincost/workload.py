@@ -153,8 +153,17 @@ def last_stage_excess(pp, vocab, hidden, model_flop_per_token):
     >>> round(float(last_stage_excess(8, 256000, 18432, 2.133e12)), 3)   # Nemotron-4 340B
     0.093
     """
-    head = 6.0 * vocab * hidden
+    head = 3 * output_layer_forward_flop_per_token(vocab, hidden)     # forward + backward
     return (pp - 1) * head / model_flop_per_token
+
+
+def output_layer_forward_flop_per_token(vocab, hidden):
+    """Forward FLOP per token of the output layer (logits), 2*V*h. [FLOP]
+
+    >>> output_layer_forward_flop_per_token(32000, 4096)
+    262144000
+    """
+    return 2 * vocab * hidden
 
 
 def attention_core_flop_per_token(layers, seq_len, heads, head_dim, *, mla=False,
@@ -208,7 +217,7 @@ def flop_per_token(layer_matmul_active, vocab, hidden, attention_core_flop, reco
     with full recompute and 72*(...)(1 + s/(6h) + V/(12*L*h)) without.
     """
     layer_fwd = 2 * layer_matmul_active + attention_core_flop
-    forward = layer_fwd + 2 * vocab * hidden
+    forward = layer_fwd + output_layer_forward_flop_per_token(vocab, hidden)
     model = 3 * forward
     extra = np.where(recompute_code == RECOMPUTE_CODES["full"], layer_fwd,
                      np.where(recompute_code == RECOMPUTE_CODES["selective"],
