@@ -93,6 +93,36 @@ def test_h200_computes_like_the_h100_sxm_it_shares_a_die_with():
     assert h200.hbm_bytes_per_s > h100.hbm_bytes_per_s
 
 
+def test_blackwell_attention_rates_come_from_the_cudnn_frontend_benchmark():
+    # NVIDIA cudnn-frontend benchmark/sdpa_benchmark_training/artifacts, batch 1, 128 query
+    # heads, head dim 128, causal, s 4096 (2048 keys per query row); each file prints the
+    # forward and backward times [ms] and rates [TFLOP/s]. The forward counts the causal
+    # half of 4bhs^2d, the backward 2.5x that, so forward + backward = sum(rate x time) /
+    # sum(time). GB200 (cuDNN 9.17): cudnn_fe 1386 in 0.397, 1054 in 1.304; PyTorch's
+    # flash backend 387 in 1.422, 311 in 4.414. B200 (flash_attn 2.7.4): 342.99 in 1.603,
+    # 273.484 in 5.025
+    forward_flop = 0.5 * 4 * 1 * 128 * 4096**2 * 128
+    assert 1386e12 * 0.397e-3 == pytest.approx(forward_flop, rel=2e-3)
+    assert 1054e12 * 1.304e-3 == pytest.approx(2.5 * forward_flop, rel=2e-3)
+    gb200, b200 = catalog.accelerator("gb200"), catalog.accelerator("b200")
+    cudnn = 3.5 * forward_flop / ((0.397 + 1.304) * 1e-3)                   # 1131 TFLOP/s
+    assert gb200.attention_flop_per_s("cudnn") == pytest.approx(cudnn, rel=2e-3)
+    assert gb200.attention_flop_per_s("flash") == pytest.approx(
+        3.5 * forward_flop / ((1.422 + 4.414) * 1e-3), rel=2e-3)            # 329.5
+    assert b200.attention_flop_per_s("flash") == pytest.approx(
+        3.5 * forward_flop / ((1.603 + 5.025) * 1e-3), rel=2e-3)            # 290.3
+    # B200's cuDNN rate by die identity, scaled by the measured matmul ceilings
+    assert b200.attention_flop_per_s("cudnn") == pytest.approx(cudnn * 1745.0 / 1822.0,
+                                                               rel=2e-3)
+    for acc in (gb200, b200):
+        assert acc.attention_kv_tokens == 2048
+        assert acc.measured_attention("flash") and acc.measured_attention("cudnn")
+    # on Blackwell, as on H100, cuDNN's fused attention runs at about 0.6 of the matmul
+    # ceiling, and FlashAttention-2 (built for Ampere/Hopper) far below it
+    assert 0.55 < gb200.attention_flop_per_s("cudnn") / gb200.mamf_bf16_flop_per_s < 0.7
+    assert gb200.attention_flop_per_s("flash") / gb200.mamf_bf16_flop_per_s < 0.2
+
+
 @pytest.mark.parametrize("device, bf16, fp8", [
     ("b200", 1745.0 / 2250, 3432.5 / 4500), ("gb200", 1822.0 / 2500, 3615.6 / 5000),
     ("gaudi2", 418.7 / 432, 826.5 / 865), ("gaudi3", 1243.0 / 1677, 1289.5 / 1677)])

@@ -166,7 +166,7 @@ def test_cross_node_zero3_carries_a_caveat_and_one_node_does_not():
     # leave-one-source-out); inside one 8-GPU NVLink domain, or with ZeRO-1, it does not
     from traincost.widgets import layout_summary_html, run_cost_html
     kw = dict(model="mpt-13b", global_batch=128, tp=1, pp=1, micro_batch=2,
-              recompute="none", tokens=1e10)
+              recompute="none", tokens=1e10, attention_kernel="cudnn")
     across = traincost.estimate("h100-sxm5-80gb", 64, zero=3, **kw).to_dict()
     assert len(across["caveats"]) == 1
     assert "across nodes" in across["caveats"][0] and "dp=64" in across["caveats"][0]
@@ -179,6 +179,23 @@ def test_cross_node_zero3_carries_a_caveat_and_one_node_does_not():
     # the gathers still cross nodes
     tp8 = traincost.estimate("h100-sxm5-80gb", 64, zero=3, **{**kw, "tp": 8})
     assert len(tp8.caveats) == 1
+
+
+def test_flash_attention_where_cudnn_was_measured_faster_says_so():
+    # H100: cuDNN 514.0 vs flash-attn 323.7 TFLOP/s in TransformerEngine's benchmark (1.59x);
+    # GB200: 1131.5 vs 329.5 in cudnn-frontend's (3.43x); A100 has no cuDNN measurement
+    kw = dict(model="llama3.1-8b", global_batch=64, tp=1, pp=1, cp=1, zero=1, micro_batch=1)
+
+    def kernel_caveats(accelerator, kernel):
+        est = traincost.estimate(accelerator, 64, attention_kernel=kernel, **kw)
+        return [c for c in est.caveats if c.startswith("flash attention:")]
+
+    (h100,) = kernel_caveats("h100-sxm5-80gb", "flash")
+    assert f"{514.0 / 323.7:.1f}x" == "1.6x" and "1.6x" in h100
+    (gb200,) = kernel_caveats("gb200", "flash")
+    assert f"{1131.5 / 329.5:.1f}x" == "3.4x" and "3.4x" in gb200
+    assert kernel_caveats("a100-sxm4-80gb", "flash") == []
+    assert kernel_caveats("h100-sxm5-80gb", "cudnn") == kernel_caveats("gb200", "cudnn") == []
 
 
 def _straggler_share(n, recompute, **assumption_overrides):
@@ -356,11 +373,13 @@ def test_fp8_and_spread_experts_carry_their_caveats():
     # the fp8 share is fitted on one source (NVIDIA's H100 NeMo FP8 runs) and MoE routing
     # imbalance is not modelled: estimates leaning on either say so; a bf16 dense one does not
     fp8 = traincost.estimate("h100-sxm5-80gb", 64, model="llama3.1-8b", global_batch=64,
-                             tp=1, pp=1, cp=1, zero=1, micro_batch=1, precision="fp8")
+                             tp=1, pp=1, cp=1, zero=1, micro_batch=1, precision="fp8",
+                             attention_kernel="cudnn")
     assert len(fp8.caveats) == 1 and fp8.caveats[0].startswith("fp8:")
     assert f"{traincost.DEFAULT_ASSUMPTIONS.fp8_matmul_fraction:.2f}" in fp8.caveats[0]
     bf16 = traincost.estimate("h100-sxm5-80gb", 64, model="llama3.1-8b", global_batch=64,
-                              tp=1, pp=1, cp=1, zero=1, micro_batch=1, precision="bf16")
+                              tp=1, pp=1, cp=1, zero=1, micro_batch=1, precision="bf16",
+                              attention_kernel="cudnn")
     assert bf16.caveats == []
     kw = dict(model="mixtral-8x7b", global_batch=64, seq_len=4096, tp=1, pp=4, cp=1, zero=1,
               micro_batch=1, recompute="full")

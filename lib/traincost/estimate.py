@@ -139,7 +139,9 @@ class Estimate:
         A device without a measured matmul ceiling runs its GEMMs at
         ``default_mamf_fraction`` of its peak; measured devices spread widely around it.
 
-        cuDNN attention on a device without a measured cuDNN rate runs at the flash rate.
+        cuDNN attention on a device without a measured cuDNN rate runs at the flash rate;
+        flash attention on a device whose measured cuDNN rate is the faster says so
+        (TransformerEngine runs cuDNN's kernel first on Hopper and Blackwell).
 
         An uneven pipeline split whose last stage carries the output layer whole, at least
         ``output_imbalance_caveat_fraction`` more work than the average stage
@@ -183,6 +185,14 @@ class Estimate:
                 f"cudnn attention: no cuDNN fused-attention measurement for "
                 f"{acc.id}; its flash-attention rate is used (TransformerEngine "
                 "finds flash-attention the faster of the two on Ampere).")
+        if kernel == "flash" and acc.measured_attention("cudnn") and (
+                acc.attention_flop_per_s("cudnn") > acc.attention_flop_per_s("flash")):
+            speedup = acc.attention_flop_per_s("cudnn") / acc.attention_flop_per_s("flash")
+            out.append(
+                f"flash attention: on {acc.id}, cuDNN's fused attention (TransformerEngine's "
+                f"first choice on Hopper and Blackwell) was measured at {speedup:.1f}x "
+                "FlashAttention-2's rate (data/accelerators.csv); if your stack runs it, "
+                "estimate with the cudnn attention kernel.")
         wl = self.workload
         excess = float(last_stage_excess(p.pp, wl.vocab, wl.hidden, r["model_flop_per_token"]))
         uneven = not wl.balanced_pipeline
