@@ -272,7 +272,21 @@ def test_cli_stack_flags_reach_the_estimate(capsys):
                         "materialized", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["stack"] == {"attention_kernel": "materialized", "parallel_block": True,
-                          "overlap": ["tp", "dp"], "balanced_pipeline": False}
+                          "overlap": ["tp", "dp"], "balanced_pipeline": False,
+                          "attention_kernel_used": "materialized"}
+
+
+def test_cli_auto_kernel_names_the_one_it_runs(capsys):
+    # auto: the faster measured fused kernel, as TransformerEngine picks it. A100 has only
+    # FlashAttention-2 measured (189 TFLOP/s); H100 cuDNN's 514.0 beside flash's 323.7
+    import json
+    for accelerator, used in (("a100-sxm4-80gb", "flash"), ("h100-sxm5-80gb", "cudnn")):
+        argv = [*BASE[:2], accelerator, *BASE[3:]]
+        assert main(argv + ["--json"]) == 0
+        stack = json.loads(capsys.readouterr().out)["stack"]
+        assert stack["attention_kernel"] == "auto" and stack["attention_kernel_used"] == used
+        assert main(argv) == 0
+        assert f"stack       {used} attention (auto)" in capsys.readouterr().out
 
 
 def test_cli_takes_the_cudnn_kernel(capsys):

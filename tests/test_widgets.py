@@ -747,3 +747,17 @@ def test_parallelism_explorer_states_the_published_error_of_the_device_in_place(
         in box.summary.value
     box.controls["accelerator"].value = "tpu-v5p"
     assert "no published 16-bit run on tpu-v5p" in box.summary.value
+
+
+def test_parallelism_explorer_says_which_kernel_auto_runs():
+    # auto takes the device's faster measured fused kernel (TransformerEngine's choice):
+    # cuDNN on H100 (514.0 vs 323.7 TFLOP/s), FlashAttention-2 on A100 (nothing else
+    # measured); pinning flash on the H100 brings the caveat naming what it gives up
+    box = widgets.parallelism_explorer()
+    assert box.controls["attention_kernel"].value == "auto"
+    assert "cudnn (auto) attention" in box.summary.value
+    box.controls["accelerator"].value = "a100-sxm4-80gb"
+    assert "flash (auto) attention" in box.summary.value
+    box.controls["accelerator"].value = "h100-sxm5-80gb"
+    box.controls["attention_kernel"].value = "flash"
+    assert ", flash attention;" in box.summary.value and "1.6x" in box.summary.value

@@ -2,7 +2,7 @@
 do not edit by hand. See traincost.calibrate for the method."""
 
 FIT_DATE = "2026-11-30"
-DATA_VERSION = "ac3d6268df71"  # sha256[:12] of data/published_runs.csv
+DATA_VERSION = "c2c5dfd906d1"  # sha256[:12] of data/published_runs.csv
 CONSTANTS = {
     "in_model_matmul_fraction": 0.7218184512503785,
     "scaleup_comm_efficiency": 0.6317020922110734,

@@ -57,9 +57,10 @@ def _add_workload(p):
                    help="training tokens (default: the preset's reported count, else 300e9)")
     g = p.add_argument_group("software stack")
     g.add_argument("--attention-kernel", choices=ATTENTION_KERNELS,
-                   help="fused flash attention (default), cuDNN's fused attention "
-                        "(TransformerEngine on Hopper) or the materialized softmax of "
-                        "2019-2021 stacks")
+                   help="auto (default): the faster fused kernel measured on the "
+                        "device, as TransformerEngine picks it (cuDNN on Hopper and "
+                        "Blackwell, flash elsewhere); flash (FlashAttention-2); cuDNN's "
+                        "fused attention; or the materialized softmax of 2019-2021 stacks")
     g.add_argument("--parallel-block", action="store_true", default=None,
                    help="parallel attention + MLP block (GPT-J, PaLM, MegaScale)")
     g.add_argument("--overlap", metavar="KINDS",
@@ -185,7 +186,8 @@ def _print_estimate(d: dict) -> None:
         f"  layout      tp={p['tp']} pp={p['pp']} dp={p['dp']} cp={p['cp']} ep={p['ep']} "
         f"vpp={p['vpp']} zero={p['zero']} micro-batch={p['micro_batch']} "
         f"recompute={p['recompute']}{chosen}",
-        f"  stack       {d['stack']['attention_kernel']} attention"
+        f"  stack       {d['stack']['attention_kernel_used']} attention"
+        f"{' (auto)' if d['stack']['attention_kernel'] == 'auto' else ''}"
         f"{', parallel block' if d['stack']['parallel_block'] else ''}, overlapped "
         f"communication: {','.join(d['stack']['overlap']) or 'none'}"
         f"{', balanced pipeline split' if d['stack']['balanced_pipeline'] else ''}",

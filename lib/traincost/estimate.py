@@ -179,7 +179,7 @@ class Estimate:
                 f"{self.assumptions.default_mamf_fraction:.0%} of its peak is assumed, where "
                 f"the measured devices reach {lo:.0%}-{hi:.0%} (data/accelerators.csv), and "
                 "a compute-bound step scales with that share.")
-        kernel = self.workload.attention_kernel
+        kernel = acc.fused_attention_kernel(self.workload.attention_kernel)
         if kernel == "cudnn" and not acc.measured_attention("cudnn"):
             out.append(
                 f"cudnn attention: no cuDNN fused-attention measurement for "
@@ -270,6 +270,8 @@ class Estimate:
             "precision": self.precision,
             "workload": self.workload.name,
             "stack": {"attention_kernel": self.workload.attention_kernel,
+                      "attention_kernel_used": self.accelerator.fused_attention_kernel(
+                          self.workload.attention_kernel),
                       "parallel_block": bool(self.workload.parallel_block),
                       "overlap": [k for k in OVERLAP_KINDS if k in self.workload.overlaps],
                       "balanced_pipeline": bool(self.workload.balanced_pipeline)},
@@ -455,9 +457,9 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
     tokens : float
         Training tokens. [tokens]
     attention_kernel, parallel_block, overlap, balanced_pipeline : optional
-        The software stack (``flash``/``cudnn``/``materialized``; parallel attention + MLP block;
-        overlapped communication, a subset of ``tp,pp,dp,ep``; embedding and loss counted as
-        layers in the pipeline split), see :class:`Workload`.
+        The software stack (``auto``/``flash``/``cudnn``/``materialized``; parallel
+        attention + MLP block; overlapped communication, a subset of ``tp,pp,dp,ep``;
+        embedding and loss counted as layers in the pipeline split), see :class:`Workload`.
     region : str, optional
         Grid region id (``traincost catalog regions``); world average if omitted.
     grid_intensity : float, optional

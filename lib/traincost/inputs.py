@@ -170,15 +170,40 @@ class Accelerator:
             return default
         return min(self.mamf_bf16_flop_per_s / peak, 1.0)
 
+    def fused_attention_kernel(self, kernel: str) -> str:
+        """The kernel ``kernel`` stands for on this device [-].
+
+        ``"auto"`` is the faster of the two measured fused kernels, as TransformerEngine
+        chooses: cuDNN's where it was measured faster than FlashAttention-2 (H100, H800,
+        H200, B200, GB200), else ``"flash"`` (A100, where TransformerEngine's docs find
+        flash-attn the faster, and devices with no attention measurement). Every other
+        kernel is itself.
+
+        Examples
+        --------
+        >>> from traincost import catalog
+        >>> catalog.accelerator("h100-sxm5-80gb").fused_attention_kernel("auto")
+        'cudnn'
+        >>> catalog.accelerator("a100-sxm4-80gb").fused_attention_kernel("auto")
+        'flash'
+        """
+        if kernel != "auto":
+            return kernel
+        cudnn, flash = self.attention_cudnn_bf16_flop_per_s, self.attention_bf16_flop_per_s
+        faster = not math.isnan(cudnn) and (math.isnan(flash) or cudnn > flash)
+        return "cudnn" if faster else "flash"
+
     def attention_flop_per_s(self, kernel: str) -> float:
         """Measured throughput of a fused attention ``kernel`` on this device [FLOP/s].
 
         ``"flash"``: FlashAttention-2's; ``"cudnn"``: cuDNN's fused attention where it was
         measured (H100 SXM: 514 TFLOP/s, 1.59x flash-attn in the same TransformerEngine
-        benchmark), else the flash figure (see :meth:`measured_attention`). NaN when the
-        device has neither (a fused core then runs at the matmul rate) and for the
+        benchmark), else the flash figure (see :meth:`measured_attention`); ``"auto"``:
+        the faster of the two (:meth:`fused_attention_kernel`). NaN when the device has
+        neither (a fused core then runs at the matmul rate) and for the
         ``"materialized"`` softmax, whose matmuls run at the matmul rate.
         """
+        kernel = self.fused_attention_kernel(kernel)
         if kernel == "cudnn" and not math.isnan(self.attention_cudnn_bf16_flop_per_s):
             return self.attention_cudnn_bf16_flop_per_s
         return self.attention_bf16_flop_per_s if kernel in FUSED_ATTENTION_KERNELS else math.nan
@@ -186,15 +211,17 @@ class Accelerator:
     def measured_attention(self, kernel: str) -> bool:
         """Whether ``kernel``'s own throughput was measured on this device (never for the
         ``"materialized"`` softmax, which runs at the matmul rate). [-]"""
+        kernel = self.fused_attention_kernel(kernel)
         rate = {"flash": self.attention_bf16_flop_per_s,
                 "cudnn": self.attention_cudnn_bf16_flop_per_s}.get(kernel, math.nan)
         return not math.isnan(rate)
 
 
-#: attention kernels a workload may run (see :class:`Workload`)
-ATTENTION_KERNELS = ("flash", "cudnn", "materialized")
+#: attention kernels a workload may run (see :class:`Workload`); ``auto`` is the faster
+#: measured fused kernel on the device (:meth:`Accelerator.fused_attention_kernel`)
+ATTENTION_KERNELS = ("auto", "flash", "cudnn", "materialized")
 #: the fused ones: the flash algorithm (tiled, causal blocks skipped, scores recomputed)
-FUSED_ATTENTION_KERNELS = ("flash", "cudnn")
+FUSED_ATTENTION_KERNELS = ("auto", "flash", "cudnn")
 #: communication a software stack may overlap with compute (see :class:`Workload`)
 OVERLAP_KINDS = ("tp", "pp", "dp", "ep")
 
@@ -273,7 +300,10 @@ class Workload:
     q_lora_rank, kv_lora_rank, qk_rope_head_dim, v_head_dim : int
         MLA dimensions (0 for mha). [-]
     attention_kernel : str
-        ``"flash"``: a fused (FlashAttention-style) kernel that never writes the s x s
+        ``"auto"`` (default): the faster fused kernel measured on the device, as
+        TransformerEngine picks it (:meth:`Accelerator.fused_attention_kernel`: cuDNN's
+        on Hopper and Blackwell, flash elsewhere); ``"flash"``: a fused
+        (FlashAttention-style) kernel that never writes the s x s
         scores to memory, skips the causal upper triangle and recomputes the scores in
         its backward; ``"cudnn"``: the same algorithm in cuDNN's fused kernel
         (TransformerEngine ``FusedAttention``, its choice on Hopper when
@@ -325,7 +355,7 @@ class Workload:
     kv_lora_rank: int = 0
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
-    attention_kernel: str = "flash"
+    attention_kernel: str = "auto"
     parallel_block: bool = False
     overlap: str = ""
     balanced_pipeline: bool = False

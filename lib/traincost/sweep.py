@@ -20,7 +20,7 @@ Input columns (one row per configuration):
                           ``recompute`` (none / selective / full) too. A layout column left out
                           takes :class:`traincost.ParallelConfig`'s default
 ``dp``                    optional; checked against devices / (tp * pp * cp)
-``attention_kernel``      the software stack: flash / cudnn / materialized, ``parallel_block``,
+``attention_kernel``      the software stack: auto / flash / cudnn / materialized, ``parallel_block``,
                           ``overlap`` (e.g. "tp,pp,dp"), ``balanced_pipeline``; blank cells
                           keep :class:`traincost.Workload`'s defaults
 ``precision``             bf16 / fp16 / fp8 / tf32 (default bf16, fp16 where there is no bf16)

@@ -639,7 +639,7 @@ def _stack_controls(attention_kernel: str, parallel_block: bool, overlap: str,
     chosen = parse_overlap(overlap)
     out = {"attention_kernel": widgets.ToggleButtons(
                options=ATTENTION_KERNELS, value=attention_kernel, description="attention",
-               style={**_STYLE, "button_width": "110px"}),
+               style={**_STYLE, "button_width": "100px"}),
            "parallel_block": widgets.Checkbox(value=bool(parallel_block),
                                               description="parallel attention + MLP block",
                                               indent=False)}
@@ -868,15 +868,22 @@ def layout_summary_html(result: dict) -> str:
     return (_cards(cells) +
             f"<p style='font-size:90%;color:#333'>tp {p['tp']} × pp {p['pp']} × dp {p['dp']} "
             f"(vpp {p['vpp']}), micro-batch {p['micro_batch']}, {p['num_microbatches']} "
-            f"micro-batches per step, ZeRO-{p['zero']}, {p['recompute']} recompute; "
+            f"micro-batches per step, ZeRO-{p['zero']}, {p['recompute']} recompute, "
+            f"{_attention_label(result['stack'])} attention; "
             f"{sig(result['tokens_per_s'])} tokens/s.</p>" + warn + _caveats_html(result))
+
+
+def _attention_label(stack: dict) -> str:
+    """The attention kernel an estimate ran, and whether ``auto`` chose it."""
+    used = stack.get("attention_kernel_used", stack["attention_kernel"])
+    return f"{used} (auto)" if stack["attention_kernel"] == "auto" else used
 
 
 def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm5-80gb",
                          devices: int = 64, global_batch: int = 1024, tp: int = 8,
                          pp: int = 4, vpp: int = 1, micro_batch: int = 1,
                          recompute: str = "selective", zero: int = 1,
-                         attention_kernel: str = "flash", parallel_block: bool = False,
+                         attention_kernel: str = "auto", parallel_block: bool = False,
                          overlap: str = "", balanced_pipeline: bool = False) -> widgets.VBox:
     """Sliders for a parallel layout; shows the step-time breakdown, MFU and memory.
 
@@ -893,7 +900,8 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
     recompute : str
         ``none``, ``selective`` or ``full``. [-]
     attention_kernel, parallel_block, overlap, balanced_pipeline : str, bool, str, bool
-        The software stack (:class:`traincost.Workload`): ``flash``, ``cudnn`` or ``materialized``;
+        The software stack (:class:`traincost.Workload`): ``auto`` (the device's faster
+        measured fused kernel), ``flash``, ``cudnn`` or ``materialized``;
         a parallel attention + MLP block; overlapped communication, e.g. ``"tp,dp"``;
         embedding and loss counted as pipeline layers. [-]
 
