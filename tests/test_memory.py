@@ -1,6 +1,7 @@
 """Memory formulas against ZeRO (Rajbhandari et al. 2020) and Korthikanti et al. 2022."""
 
 import numpy as np
+import traincost
 import pytest
 
 from traincost.memory import activation_bytes_per_layer, microbatches_in_flight, model_state_bytes
@@ -80,3 +81,21 @@ def test_pipeline_inflight_microbatches():
     assert float(microbatches_in_flight(8, 1, 3)) == 3      # fewer micro-batches than stages
     arr = microbatches_in_flight(np.array([1, 4]), 1, 10)
     assert list(arr) == [1, 4]
+
+
+def test_context_parallel_ranks_share_the_zero_shards():
+    # Megatron-Core reduces gradients and shards its distributed optimizer over the data-
+    # and context-parallel ranks together (intra_dp_cp_group, megatron/core/optimizer/
+    # __init__.py). Llama 3.1 405B, NeMo 25.04's H100 layout: tp 8, pp 8, cp 2, dp 4, vpp 8.
+    # The first stage holds ceil(126/64) = 2 layers per chunk, 16 layers, and the embedding:
+    h, F, kv_dim, V = 16384, 53248, 8 * 128, 128256
+    layer = h * (h + 2 * kv_dim) + h * h + 3 * h * F + 2 * h      # QKV, out, SwiGLU, 2 norms
+    on_device = (16 * layer + V * h) / 8                            # over tp 8: 6.64e9
+    est = traincost.estimate("h100-sxm5-80gb", 512, model="llama3.1-405b", global_batch=256,
+                             seq_len=8192, tp=8, pp=8, cp=2, vpp=8, micro_batch=1, zero=1,
+                             recompute="selective", attention_kernel="cudnn")
+    gib = est.memory_breakdown_gib()
+    assert gib["optimizer"] * 2**30 == pytest.approx(on_device * 12 / (4 * 2), rel=1e-3)
+    assert gib["gradients"] * 2**30 == pytest.approx(on_device * 2, rel=1e-3)   # ZeRO-1
+    # which makes the run's layout fit in an H100's 80 GB with selective recompute, as it ran
+    assert est.to_dict()["fits_in_memory"]

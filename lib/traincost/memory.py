@@ -25,7 +25,8 @@ def model_state_bytes(params, dp, zero, weight_bytes, grad_bytes, optimizer_byte
     params : float or array
         Parameters held by this device's model-parallel shard. [params]
     dp : int or array
-        Data-parallel group size over which ZeRO shards, d. [-]
+        Ranks holding the same weights, over which ZeRO shards, d: data- and
+        context-parallel ranks together (Megatron-Core's ``intra_dp_cp_group``). [-]
     zero : int or array
         ZeRO stage 0-3. [-]
     weight_bytes, grad_bytes, optimizer_bytes : float

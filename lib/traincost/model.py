@@ -102,6 +102,10 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     act_e = np.maximum(e, 2.0)                       # activations stay 16-bit under fp8
     dp = n // (t * p * cp)
     m = B // (dp * b)                                # micro-batches per step
+    # the ranks holding the same weights: data- and context-parallel ones alike reduce
+    # their gradients together, and a distributed optimizer shards over all of them
+    # (Megatron-Core's intra_dp_cp_group, megatron/core/optimizer/__init__.py)
+    dp_cp = dp * cp
     # the slowest stage holds ceil(L/(p*v)) layers per model chunk (uneven splits, e.g.
     # BLOOM's 70 layers on 12 stages, load one stage more). A balanced split counts the
     # embedding and the loss as a layer each (Llama 3 Sec. 3.3.2): L + 2 units, and the
@@ -141,9 +145,9 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         first_stage_embed = first_stage_embed + np.where(
             single_stage, mtp_d * (dense_layer_params / L + 2 * h * h), 0)
     dense_on_device = (dense_layer_params * first_stage_layers / L + first_stage_embed) / t
-    states = memory.model_state_bytes(dense_on_device, dp, zero, a.weight_bytes_per_param,
+    states = memory.model_state_bytes(dense_on_device, dp_cp, zero, a.weight_bytes_per_param,
                                       a.grad_bytes_per_param, a.optimizer_bytes_per_param)
-    dp_ep = dp // ep                                 # data-parallel replicas of each expert
+    dp_ep = dp_cp // ep                              # data-parallel replicas of each expert
     if moe:
         expert_on_device = expert_params * stage_share / (ep * t)
         if mtp:                                      # an MTP block's experts, p = 1 only
@@ -321,14 +325,14 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     t_mb = t_mb + pp_mb
 
     # ---- data parallel and optimizer, per step ----------------------------------------
-    bw_dp, lat_dp = comm.link(dp, t * cp, *net)
+    bw_dp, lat_dp = comm.link(dp_cp, t, *net)
     if _any(ep != 1):
-        bw_edp, lat_edp = comm.link(dp_ep, t * cp * ep, *net)
+        bw_edp, lat_edp = comm.link(dp_ep, t * ep, *net)
     else:
         bw_edp, lat_edp = bw_dp, lat_dp              # ep = 1: the expert group is the dp group
     grad_dense = dense_on_device * a.grad_reduce_bytes_per_param
     grad_expert = expert_on_device * a.grad_reduce_bytes_per_param
-    dp_reduce = comm.collective_time("all_reduce", grad_dense, dp, bw_dp, lat_dp)
+    dp_reduce = comm.collective_time("all_reduce", grad_dense, dp_cp, bw_dp, lat_dp)
     if moe:                                          # a dense model has no expert gradients
         dp_reduce = dp_reduce + np.where(
             grad_expert > 0, comm.collective_time("all_reduce", grad_expert, dp_ep, bw_edp,
@@ -347,7 +351,8 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         w_dense = dense_on_device * a.weight_bytes_per_param
         w_expert = expert_on_device * a.weight_bytes_per_param
         units = layers_per_stage                     # all-gathers per pass
-        gather = units * comm.collective_time("all_gather", w_dense / units, dp, bw_dp, lat_dp)
+        gather = units * comm.collective_time("all_gather", w_dense / units, dp_cp, bw_dp,
+                                              lat_dp)
         if moe:
             gather = gather + units * np.where(
                 w_expert > 0, comm.collective_time("all_gather", w_expert / units, dp_ep,
@@ -369,7 +374,7 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     dp_overlapped = dp_step / (2 * v) + m * gathers_exposed
     dp_exposed = np.where(c["dp_overlap"], np.minimum(dp_overlapped, dp_exposed), dp_exposed)
     sharded_optimizer = zero >= 1
-    optimizer_params = dense_on_device / np.where(sharded_optimizer, dp, 1)
+    optimizer_params = dense_on_device / np.where(sharded_optimizer, dp_cp, 1)
     if moe:
         optimizer_params = optimizer_params \
             + expert_on_device / np.where(sharded_optimizer, dp_ep, 1)
