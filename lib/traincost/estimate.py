@@ -537,7 +537,7 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
 
 #: columns of :func:`compare`'s table, with their units
 COMPARE_COLUMNS = ("accelerator", "devices", "tp", "pp", "dp", "micro_batch", "recompute", "zero",
-                   "fits_in_memory", "mfu", "train_time_days", "device_hours",
+                   "attention", "fits_in_memory", "mfu", "train_time_days", "device_hours",
                    "avg_power_w_per_device", "facility_energy_mwh", "co2e_t",
                    "embodied_co2e_t", "cost_usd")
 
@@ -560,6 +560,7 @@ def compare(accelerators, devices, **kwargs) -> pd.DataFrame:
         row = {k: d.get(k) for k in COMPARE_COLUMNS}
         row.update({k: d["parallel"][k] for k in ("tp", "pp", "dp", "micro_batch", "recompute",
                                                    "zero")})
+        row["attention"] = d["stack"]["attention_kernel_used"]   # auto resolves per device
         row["note"] = "" if d["fits_in_memory"] else "does not fit in memory"
         rows.append(row)
     df = pd.DataFrame(rows, columns=[*COMPARE_COLUMNS, "note"]).set_index("accelerator")
