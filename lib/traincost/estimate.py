@@ -179,7 +179,7 @@ class Estimate:
                 f"{self.assumptions.default_mamf_fraction:.0%} of its peak is assumed, where "
                 f"the measured devices reach {lo:.0%}-{hi:.0%} (data/accelerators.csv), and "
                 "a compute-bound step scales with that share.")
-        kernel = acc.fused_attention_kernel(self.workload.attention_kernel)
+        kernel = acc.attention_kernel_used(self.workload.attention_kernel)
         if kernel == "cudnn" and not acc.measured_attention("cudnn"):
             out.append(
                 f"cudnn attention: no cuDNN fused-attention measurement for "
@@ -270,7 +270,7 @@ class Estimate:
             "precision": self.precision,
             "workload": self.workload.name,
             "stack": {"attention_kernel": self.workload.attention_kernel,
-                      "attention_kernel_used": self.accelerator.fused_attention_kernel(
+                      "attention_kernel_used": self.accelerator.attention_kernel_used(
                           self.workload.attention_kernel),
                       "parallel_block": bool(self.workload.parallel_block),
                       "overlap": [k for k in OVERLAP_KINDS if k in self.workload.overlaps],

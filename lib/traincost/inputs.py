@@ -170,8 +170,8 @@ class Accelerator:
             return default
         return min(self.mamf_bf16_flop_per_s / peak, 1.0)
 
-    def fused_attention_kernel(self, kernel: str) -> str:
-        """The kernel ``kernel`` stands for on this device [-].
+    def attention_kernel_used(self, kernel: str) -> str:
+        """The kernel that runs on this device when a workload asks for ``kernel`` [-].
 
         ``"auto"`` is the faster of the two measured fused kernels, as TransformerEngine
         chooses: cuDNN's where it was measured faster than FlashAttention-2 (H100, H800,
@@ -182,9 +182,9 @@ class Accelerator:
         Examples
         --------
         >>> from traincost import catalog
-        >>> catalog.accelerator("h100-sxm5-80gb").fused_attention_kernel("auto")
+        >>> catalog.accelerator("h100-sxm5-80gb").attention_kernel_used("auto")
         'cudnn'
-        >>> catalog.accelerator("a100-sxm4-80gb").fused_attention_kernel("auto")
+        >>> catalog.accelerator("a100-sxm4-80gb").attention_kernel_used("auto")
         'flash'
         """
         if kernel != "auto":
@@ -199,11 +199,11 @@ class Accelerator:
         ``"flash"``: FlashAttention-2's; ``"cudnn"``: cuDNN's fused attention where it was
         measured (H100 SXM: 514 TFLOP/s, 1.59x flash-attn in the same TransformerEngine
         benchmark), else the flash figure (see :meth:`measured_attention`); ``"auto"``:
-        the faster of the two (:meth:`fused_attention_kernel`). NaN when the device has
+        the faster of the two (:meth:`attention_kernel_used`). NaN when the device has
         neither (a fused core then runs at the matmul rate) and for the
         ``"materialized"`` softmax, whose matmuls run at the matmul rate.
         """
-        kernel = self.fused_attention_kernel(kernel)
+        kernel = self.attention_kernel_used(kernel)
         if kernel == "cudnn" and not math.isnan(self.attention_cudnn_bf16_flop_per_s):
             return self.attention_cudnn_bf16_flop_per_s
         return self.attention_bf16_flop_per_s if kernel in FUSED_ATTENTION_KERNELS else math.nan
@@ -211,14 +211,14 @@ class Accelerator:
     def measured_attention(self, kernel: str) -> bool:
         """Whether ``kernel``'s own throughput was measured on this device (never for the
         ``"materialized"`` softmax, which runs at the matmul rate). [-]"""
-        kernel = self.fused_attention_kernel(kernel)
+        kernel = self.attention_kernel_used(kernel)
         rate = {"flash": self.attention_bf16_flop_per_s,
                 "cudnn": self.attention_cudnn_bf16_flop_per_s}.get(kernel, math.nan)
         return not math.isnan(rate)
 
 
 #: attention kernels a workload may run (see :class:`Workload`); ``auto`` is the faster
-#: measured fused kernel on the device (:meth:`Accelerator.fused_attention_kernel`)
+#: measured fused kernel on the device (:meth:`Accelerator.attention_kernel_used`)
 ATTENTION_KERNELS = ("auto", "flash", "cudnn", "materialized")
 #: the fused ones: the flash algorithm (tiled, causal blocks skipped, scores recomputed)
 FUSED_ATTENTION_KERNELS = ("auto", "flash", "cudnn")
@@ -301,7 +301,7 @@ class Workload:
         MLA dimensions (0 for mha). [-]
     attention_kernel : str
         ``"auto"`` (default): the faster fused kernel measured on the device, as
-        TransformerEngine picks it (:meth:`Accelerator.fused_attention_kernel`: cuDNN's
+        TransformerEngine picks it (:meth:`Accelerator.attention_kernel_used`: cuDNN's
         on Hopper and Blackwell, flash elsewhere); ``"flash"``: a fused
         (FlashAttention-style) kernel that never writes the s x s
         scores to memory, skips the causal upper triangle and recomputes the scores in
