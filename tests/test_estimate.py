@@ -446,3 +446,23 @@ def test_a_heavy_output_layer_on_the_last_stage_is_flagged():
     gpt3 = traincost.estimate("h100-sxm5-80gb", 1024, workload=catalog.model(
         "gpt3-175b", global_batch=512), **kw)                 # 7 * 6Vh / F = 2.4% < 3%
     assert not [c for c in gpt3.caveats if c.startswith("pipeline:")]
+
+
+def test_a_fused_kernel_without_an_attention_measurement_says_it_runs_at_the_matmul_rate():
+    # measured devices' faster fused kernel over their bf16 matmul ceiling, at each
+    # benchmark's own size: GB200 cuDNN 1131.5/1822.0 (B200 the same, by die identity) is
+    # the lowest, A100 FlashAttention-2 189/271.2 the highest (H100 cuDNN 514.0/794.5 between)
+    from traincost import catalog
+    lo, hi = catalog.measured_attention_span()
+    assert lo == pytest.approx(1131.5 / 1822.0, rel=2e-3)
+    assert hi == pytest.approx(189.0 / 271.2, rel=2e-3)
+    kw = dict(model="llama3.1-8b", global_batch=64, tp=1, pp=1, cp=1, zero=1, micro_batch=1)
+
+    def attention_caveats(accelerator, **extra):
+        est = traincost.estimate(accelerator, 8, **kw, **extra)
+        return [c for c in est.caveats if c.startswith("attention:")]
+
+    (mi300x,) = attention_caveats("mi300x")
+    assert "mi300x" in mi300x and "62%-70%" in mi300x
+    assert attention_caveats("mi300x", attention_kernel="materialized") == []
+    assert attention_caveats("a100-sxm4-80gb") == attention_caveats("h100-sxm5-80gb") == []

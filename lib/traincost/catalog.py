@@ -71,6 +71,19 @@ def measured_mamf_span() -> tuple[float, float]:
     return min(frac), max(frac)
 
 
+def measured_attention_span() -> tuple[float, float]:
+    """(lowest, highest) fused-attention rate over the matmul ceiling (MAMF, bf16) in the
+    catalog, each device at its faster measured kernel (``"auto"``) and at its benchmark's
+    own size; devices without both measurements drop out. [-]"""
+    frac = []
+    for i in accelerators().index:
+        acc = accelerator(i)
+        rate = acc.attention_flop_per_s("auto")
+        if not math.isnan(rate) and not math.isnan(acc.mamf_bf16_flop_per_s):
+            frac.append(rate / acc.mamf_bf16_flop_per_s)
+    return min(frac), max(frac)
+
+
 def _unknown(kind: str, value, allowed) -> ValueError:
     allowed = list(allowed)
     return ValueError(f"{kind}: unknown {value!r}; allowed: {', '.join(map(str, allowed))}")

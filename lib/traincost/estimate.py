@@ -139,6 +139,10 @@ class Estimate:
         A device without a measured matmul ceiling runs its GEMMs at
         ``default_mamf_fraction`` of its peak; measured devices spread widely around it.
 
+        A fused attention kernel on a device with no attention measurement runs at the
+        matmul rate, faster than any measured device's fused kernel runs relative to its
+        matmul ceiling.
+
         cuDNN attention on a device without a measured cuDNN rate runs at the flash rate;
         flash attention on a device whose measured cuDNN rate is the faster says so
         (TransformerEngine runs cuDNN's kernel first on Hopper and Blackwell).
@@ -180,6 +184,14 @@ class Estimate:
                 f"the measured devices reach {lo:.0%}-{hi:.0%} (data/accelerators.csv), and "
                 "a compute-bound step scales with that share.")
         kernel = acc.attention_kernel_used(self.workload.attention_kernel)
+        if kernel in FUSED_ATTENTION_KERNELS and not acc.measured_attention(kernel):
+            lo, hi = catalog.measured_attention_span()
+            out.append(
+                f"attention: no fused-attention measurement for {acc.id}, so its attention "
+                f"core runs at the matmul rate; on the measured devices the faster fused "
+                f"kernel reaches {lo:.0%}-{hi:.0%} of their matmul ceilings "
+                "(data/accelerators.csv). Treat the attention share of this step as the fast "
+                "end.")
         if kernel == "cudnn" and not acc.measured_attention("cudnn"):
             out.append(
                 f"cudnn attention: no cuDNN fused-attention measurement for "
