@@ -123,6 +123,16 @@ def test_blackwell_attention_rates_come_from_the_cudnn_frontend_benchmark():
     assert gb200.attention_flop_per_s("flash") / gb200.mamf_bf16_flop_per_s < 0.2
 
 
+def test_a100_pcie_carries_the_sxm_attention_rate_scaled_by_the_matmul_ceilings():
+    # same GA100 die and boost clock, a 300 W limit instead of 400 W: FlashAttention-2's
+    # 189 TFLOP/s on the SXM card (Fig. 4d) x 252.9/271.2 (stas00 MAMF v2) = 176.2
+    pcie, sxm = catalog.accelerator("a100-pcie-80gb"), catalog.accelerator("a100-sxm4-80gb")
+    assert pcie.attention_flop_per_s("flash") == pytest.approx(189e12 * 252.9 / 271.2,
+                                                               rel=1e-3)
+    assert pcie.attention_kv_tokens == sxm.attention_kv_tokens == 8192
+    assert pcie.attention_kernel_used("auto") == "flash"
+
+
 @pytest.mark.parametrize("device, bf16, fp8", [
     ("b200", 1745.0 / 2250, 3432.5 / 4500), ("gb200", 1822.0 / 2500, 3615.6 / 5000),
     ("gaudi2", 418.7 / 432, 826.5 / 865), ("gaudi3", 1243.0 / 1677, 1289.5 / 1677)])
