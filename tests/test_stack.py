@@ -286,7 +286,7 @@ def test_cli_auto_kernel_names_the_one_it_runs(capsys):
         stack = json.loads(capsys.readouterr().out)["stack"]
         assert stack["attention_kernel"] == "auto" and stack["attention_kernel_used"] == used
         assert main(argv) == 0
-        assert f"stack       {used} attention (auto)" in capsys.readouterr().out
+        assert f"stack       {used} (auto) attention" in capsys.readouterr().out
 
 
 def test_cli_takes_the_cudnn_kernel(capsys):

@@ -60,7 +60,8 @@ class Assumptions:
         "CUDA context (~0.5 GiB), NCCL buffers and allocator fragmentation that the "
         "analytical memory terms do not see.")
     output_imbalance_caveat_fraction: float = _a(
-        0.03, "fraction", "traincost calibration: leave-one-out MAPE 3.75% (calibration.py)",
+        0.03, "fraction", "traincost calibration: leave-one-out MAPE about 4% "
+        "(calibration.METRICS['loo_mape_pct'])",
         "estimate",
         "An estimate with an uneven pipeline split carries a caveat when its last stage, which "
         "computes the output layer whole, has at least this much more work than the average "

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import __version__, catalog
-from .estimate import compare, estimate
+from .estimate import attention_label, compare, estimate
 from .inputs import ATTENTION_KERNELS, PRECISIONS, PRICE_MODELS, RECOMPUTE_MODES
 
 EXIT_USAGE = 2
@@ -186,8 +186,7 @@ def _print_estimate(d: dict) -> None:
         f"  layout      tp={p['tp']} pp={p['pp']} dp={p['dp']} cp={p['cp']} ep={p['ep']} "
         f"vpp={p['vpp']} zero={p['zero']} micro-batch={p['micro_batch']} "
         f"recompute={p['recompute']}{chosen}",
-        f"  stack       {d['stack']['attention_kernel_used']} attention"
-        f"{' (auto)' if d['stack']['attention_kernel'] == 'auto' else ''}"
+        f"  stack       {attention_label(d['stack'])} attention"
         f"{', parallel block' if d['stack']['parallel_block'] else ''}, overlapped "
         f"communication: {','.join(d['stack']['overlap']) or 'none'}"
         f"{', balanced pipeline split' if d['stack']['balanced_pipeline'] else ''}",

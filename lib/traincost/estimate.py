@@ -197,8 +197,8 @@ class Estimate:
                 f"cudnn attention: no cuDNN fused-attention measurement for "
                 f"{acc.id}; its flash-attention rate is used (TransformerEngine "
                 "finds flash-attention the faster of the two on Ampere).")
-        if kernel == "flash" and acc.measured_attention("cudnn") and (
-                acc.attention_flop_per_s("cudnn") > acc.attention_flop_per_s("flash")):
+        if kernel == "flash" and acc.measured_attention("flash") \
+                and acc.attention_kernel_used("auto") == "cudnn":
             speedup = acc.attention_flop_per_s("cudnn") / acc.attention_flop_per_s("flash")
             out.append(
                 f"flash attention: on {acc.id}, cuDNN's fused attention (TransformerEngine's "
@@ -320,6 +320,13 @@ class Estimate:
     def assumptions_table(self) -> pd.DataFrame:
         """The modelling assumptions behind this estimate (value, unit, source, rationale)."""
         return describe(self.assumptions)
+
+
+def attention_label(stack: dict) -> str:
+    """The attention kernel an estimate ran (``to_dict()["stack"]``), marked when ``auto``
+    chose it: ``"cudnn (auto)"``, ``"flash"``. [-]"""
+    used = stack["attention_kernel_used"]
+    return f"{used} (auto)" if stack["attention_kernel"] == "auto" else used
 
 
 def precision_group(precision: str) -> str:

@@ -34,7 +34,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from . import catalog, explore, plotting
-from .estimate import compare, estimate
+from .estimate import attention_label, compare, estimate
 from .inputs import ATTENTION_KERNELS, OVERLAP_KINDS, parse_overlap
 from .search import OBJECTIVES, search
 from .units import GIB, GIGA
@@ -869,14 +869,8 @@ def layout_summary_html(result: dict) -> str:
             f"<p style='font-size:90%;color:#333'>tp {p['tp']} × pp {p['pp']} × dp {p['dp']} "
             f"(vpp {p['vpp']}), micro-batch {p['micro_batch']}, {p['num_microbatches']} "
             f"micro-batches per step, ZeRO-{p['zero']}, {p['recompute']} recompute, "
-            f"{_attention_label(result['stack'])} attention; "
+            f"{attention_label(result['stack'])} attention; "
             f"{sig(result['tokens_per_s'])} tokens/s.</p>" + warn + _caveats_html(result))
-
-
-def _attention_label(stack: dict) -> str:
-    """The attention kernel an estimate ran, and whether ``auto`` chose it."""
-    used = stack.get("attention_kernel_used", stack["attention_kernel"])
-    return f"{used} (auto)" if stack["attention_kernel"] == "auto" else used
 
 
 def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm5-80gb",
