@@ -34,7 +34,7 @@ def test_columns_in_contract_order():
     assert list(RUNS.columns) == (
         "id name run_type model_preset accelerator devices tp pp dp cp ep vpp global_batch "
         "micro_batch seq_len recompute precision attention_kernel parallel_block overlap balanced_pipeline "
-        "zero tokens "
+        "zero power_cap_w tokens "
         "reported_hardware_tflops_per_device "
         "reported_model_tflops_per_device reported_mfu reported_step_time_s reported_train_days "
         "reported_device_hours time_basis reported_avg_power_w_per_device power_basis reported_energy_mwh "
@@ -131,6 +131,20 @@ def test_llama2_emissions_follow_implied_pue_and_grid():
     for _, r in rows.iterrows():
         t = r["reported_device_hours"] * r["reported_avg_power_w_per_device"] * 1.1 * 0.385 / 1e6
         assert t == pytest.approx(r["reported_co2e_t"], rel=0.02), r["id"]
+
+
+def test_power_caps_lie_between_idle_and_the_rating():
+    capped = RUNS[RUNS["power_cap_w"].notna()].merge(
+        ACCELERATORS[["id", "tdp_w", "idle_w"]], left_on="accelerator", right_on="id",
+        suffixes=("", "_acc"))
+    assert (capped["power_cap_w"] > capped["idle_w"]).all()
+    assert (capped["power_cap_w"] <= capped["tdp_w"]).all()
+    # Llama 2 paper Table 2 / s2.2.1: 350 W (production cluster) for 34B, 400 W (RSC) else;
+    # the rows' assumed power is that cap
+    llama2 = RUNS[RUNS["id"].str.startswith("llama2-")].set_index("id")
+    assert llama2["power_cap_w"].to_dict() == {"llama2-7b": 400, "llama2-13b": 400,
+                                               "llama2-34b": 350, "llama2-70b": 400}
+    assert (llama2["power_cap_w"] == llama2["reported_avg_power_w_per_device"]).all()
 
 
 def test_assumed_power_is_never_labelled_measured():

@@ -246,6 +246,20 @@ class Assumptions:
         "GPU TDP (NVIDIA datasheets); Newkirk et al. 2025", "estimate",
         "Host CPUs, DRAM, NICs, fans and switches per device, averaged over a run, as a "
         "fraction of the device's TDP (their maximum share is 0.45-1.0 TDP).")
+    power_cap_clock_exponent: float = _a(
+        0.24, "-", "two dies measured at two power limits each, stas00/ml-engineering "
+        "Maximum Achievable Matmul FLOPS table v2 (data/accelerators.csv mamf_source): GA100, "
+        "A100 PCIe 300 W 252.9 vs A100 SXM 400 W 271.2 TFLOP/s, ln(252.9/271.2)/ln(300/400) "
+        "= 0.243; Blackwell, B200 1000 W 1745 vs GB200 1200 W 1822 TFLOP/s, "
+        "ln(1745/1822)/ln(1000/1200) = 0.237; their mean", "estimate",
+        "A power limit below the rated maximum lowers the clock at which matmul and fused "
+        "attention run: their rate scales as (cap / TDP)^exponent. Memory-bound work and "
+        "communication are left as they are (HBM and links are not clocked down).")
+    power_cap_measured_min_fraction: float = _a(
+        0.75, "fraction", "the lowest cap / TDP behind power_cap_clock_exponent: A100 PCIe "
+        "300 W against the same die's 400 W", "measured",
+        "Below this share of the rated maximum the power-cap clock law is an extrapolation, "
+        "and an estimate says so.")
 
     # --- carbon and money ----------------------------------------------------------------
     embodied_lifetime_years: float = _a(

@@ -266,7 +266,7 @@ def grid_intensity(region: str) -> tuple[float, str]:
 def site(region: str | None = None, *, grid_intensity_g: float | None = None,
          pue_value: float | None = None, price_usd_per_h: float = math.nan,
          price_model: str = "rental", electricity_usd_per_kwh: float = math.nan,
-         assumptions=DEFAULT) -> Site:
+         power_cap_w: float = math.nan, assumptions=DEFAULT) -> Site:
     """Build a :class:`Site` from a region id and overrides.
 
     The PUE defaults to the cloud provider's fleet PUE for a cloud region, otherwise to
@@ -292,4 +292,5 @@ def site(region: str | None = None, *, grid_intensity_g: float | None = None,
                                          if math.isnan(electricity_usd_per_kwh)
                                          else electricity_usd_per_kwh),
                 region=key if grid_intensity_g is None else "custom",
-                pue_source=p_src, grid_source=g_src)
+                pue_source=p_src, grid_source=g_src,
+                power_cap_w=math.nan if power_cap_w is None else power_cap_w)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import __version__, catalog
+from .assumptions import DEFAULT
 from .estimate import attention_label, compare, estimate
 from .inputs import ATTENTION_KERNELS, PRECISIONS, PRICE_MODELS, RECOMPUTE_MODES
 
@@ -91,6 +92,10 @@ def _add_site(p):
     g.add_argument("--grid-intensity", type=_positive_float, help="gCO2e/kWh instead of --region")
     g.add_argument("--pue", type=_positive_float, help="power usage effectiveness (>= 1)")
     g.add_argument("--price-per-hour", type=_positive_float, help="USD per device-hour")
+    g.add_argument("--power-cap", type=_positive_float, metavar="W",
+                   help="power limit on every device (nvidia-smi -pl), above its idle draw "
+                        "and at most its TDP; slows matmuls as (cap/TDP)^"
+                        f"{DEFAULT.power_cap_clock_exponent:g} (default: none)")
     g.add_argument("--price-model", choices=PRICE_MODELS, default="rental")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -150,7 +155,7 @@ def _kwargs(args) -> dict:
              "experts", "top_k", "seq_len", "global_batch", "tokens", "attention_kernel",
              "parallel_block", "overlap", "balanced_pipeline", "micro_batch", "tp", "pp",
              "cp", "ep", "vpp", "zero", "recompute", "precision", "region", "grid_intensity",
-             "pue", "price_per_hour", "price_model")
+             "pue", "price_per_hour", "price_model", "power_cap")
     return {n: getattr(args, n) for n in names}
 
 
@@ -197,7 +202,8 @@ def _print_estimate(d: dict) -> None:
         f"{_fmt(d['hardware_tflops_per_device'])} hardware TFLOP/s per device",
         f"  time        {_fmt(d['train_time_days'])} days for {d['tokens']:.3g} tokens   "
         f"{_fmt(d['device_hours'])} device-hours",
-        f"  power       {_fmt(d['avg_power_w_per_device'])} W per device (incl. host)",
+        f"  power       {_fmt(d['avg_power_w_per_device'])} W per device (incl. host)"
+        + (f", devices capped at {d['power_cap_w']:g} W" if d.get("power_cap_w") else ""),
         f"  energy      {_fmt(d['it_energy_mwh'])} MWh IT, {_fmt(d['facility_energy_mwh'])} MWh "
         f"at the plug (PUE {d['pue']:.2f})",
         f"  carbon      {_fmt(d['co2e_t'])} tCO2e operational ({d['grid_gco2e_per_kwh']:.0f} "

@@ -34,6 +34,22 @@ from .workload import RECOMPUTE_CODES, last_stage_excess
 _CODE_TO_RECOMPUTE = {v: k for k, v in RECOMPUTE_CODES.items()}
 
 
+def power_cap_w(acc: Accelerator, site: Site) -> float:
+    """The power limit ``site`` sets on ``acc``: its TDP when none is set. [W]
+
+    Raises ValueError (naming ``power-cap``) for a limit at or below the device's idle
+    draw or above its rated maximum: a firmware limit cannot raise the maximum, and this
+    tool does not clamp it silently."""
+    cap = site.power_cap_w
+    if math.isnan(cap):
+        return acc.tdp_w
+    if not acc.idle_w < cap <= acc.tdp_w:
+        raise ValueError(f"power-cap: {cap:g} W is outside what {acc.id} allows: above its "
+                         f"idle draw {acc.idle_w:g} W and at most its rated maximum "
+                         f"{acc.tdp_w:g} W")
+    return float(cap)
+
+
 def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
             layout_cols: dict, assumptions: Assumptions = DEFAULT) -> dict:
     """Input columns for :func:`traincost.model.evaluate` (scalars broadcast with layouts).
@@ -43,6 +59,7 @@ def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
     peak = acc.peak_flop_per_s(precision)
     price = site.price_usd_per_h if not math.isnan(site.price_usd_per_h) else acc.price_usd_per_h
     return {
+        "power_cap_w": power_cap_w(acc, site),
         "peak_flop_per_s": peak,
         "mamf_fraction": acc.mamf_fraction(assumptions.default_mamf_fraction, precision),
         "fp8": precision == "fp8",
@@ -152,6 +169,9 @@ class Estimate:
         (:func:`traincost.workload.last_stage_excess`): the model spreads that layer over
         the stages.
 
+        A power limit below ``power_cap_measured_min_fraction`` of the device's TDP: the
+        clock law behind it was measured between 75% and 100% of the rating.
+
         MoE with experts spread over devices: the all-to-all and the expert GEMMs assume
         every expert gets its even share of the tokens (k/E); routing imbalance is not
         modelled. The one MoE run checked end to end, DeepSeek-V3's pre-training (report
@@ -205,6 +225,15 @@ class Estimate:
                 f"first choice on Hopper and Blackwell) was measured at {speedup:.1f}x "
                 "FlashAttention-2's rate (data/accelerators.csv); if your stack runs it, "
                 "estimate with the cudnn attention kernel.")
+        cap = power_cap_w(acc, self.site)
+        if cap / acc.tdp_w < self.assumptions.power_cap_measured_min_fraction:
+            out.append(
+                f"power cap: {cap:g} W is {cap / acc.tdp_w:.0%} of {acc.id}'s {acc.tdp_w:g} W "
+                "rating; the law that slows its matmuls under a limit, "
+                f"(cap/TDP)^{self.assumptions.power_cap_clock_exponent:g}, was measured "
+                f"between {self.assumptions.power_cap_measured_min_fraction:.0%} and 100% of "
+                "the rating (the same dies at two limits, data/accelerators.csv), so this "
+                "speed and power are an extrapolation.")
         wl = self.workload
         excess = float(last_stage_excess(p.pp, wl.vocab, wl.hidden, r["model_flop_per_token"]))
         uneven = not wl.balanced_pipeline
@@ -298,6 +327,7 @@ class Estimate:
             "fits_in_memory": bool(r["fits_in_memory"]),
             "tokens": self.workload.tokens,
             **{k: r[k] for k in after},
+            "power_cap_w": _finite_or_none(self.site.power_cap_w),
             "pue": self.site.pue,
             "grid_gco2e_per_kwh": self.site.grid_gco2e_per_kwh,
             "region": self.site.region,
@@ -407,7 +437,7 @@ def job_inputs(workload=None, site=None, *, model=None, layers=None, hidden=None
                top_k=None, seq_len=None, global_batch=None, tokens=None, attention_kernel=None,
                parallel_block=None, overlap=None, balanced_pipeline=None, region=None,
                grid_intensity=None, pue=None,
-               price_per_hour=None, price_model="rental",
+               price_per_hour=None, price_model="rental", power_cap=None,
                assumptions: Assumptions = DEFAULT) -> tuple[Workload, Site]:
     """The Workload and Site that the flags describe (objects given win), validated."""
     if workload is None:
@@ -423,7 +453,9 @@ def job_inputs(workload=None, site=None, *, model=None, layers=None, hidden=None
     if site is None:
         site = catalog.site(region, grid_intensity_g=grid_intensity, pue_value=pue,
                             price_usd_per_h=math.nan if price_per_hour is None else price_per_hour,
-                            price_model=price_model, assumptions=assumptions)
+                            price_model=price_model,
+                            power_cap_w=math.nan if power_cap is None else power_cap,
+                            assumptions=assumptions)
     return workload, site
 
 
@@ -451,7 +483,7 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
              ep=None, vpp=None, zero=None, recompute=None, precision=None, tokens=None,
              attention_kernel=None, parallel_block=None, overlap=None, balanced_pipeline=None,
              region=None, grid_intensity=None, pue=None, price_per_hour=None,
-             price_model="rental", site: Site | None = None,
+             price_model="rental", power_cap=None, site: Site | None = None,
              assumptions: Assumptions = DEFAULT) -> Estimate:
     """Estimate time, energy, carbon and cost of one training run.
 
@@ -489,6 +521,11 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
         Price per device-hour instead of the catalog's. [USD/h]
     price_model : str
         ``rental`` or ``ownership``.
+    power_cap : float, optional
+        Power limit on every device (``nvidia-smi -pl``), above its idle draw and at most
+        its TDP; the rated maximum if omitted. Matmul and fused attention then run at
+        (cap / TDP)^``power_cap_clock_exponent`` of their rate and the device's power range
+        ends at the cap (:func:`traincost.power.capped_clock_fraction`). [W]
 
     Returns
     -------
@@ -503,7 +540,8 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
         experts=experts, top_k=top_k, seq_len=seq_len, global_batch=global_batch, tokens=tokens,
         attention_kernel=attention_kernel, parallel_block=parallel_block, overlap=overlap,
         balanced_pipeline=balanced_pipeline, region=region, grid_intensity=grid_intensity,
-        pue=pue, price_per_hour=price_per_hour, price_model=price_model, assumptions=assumptions)
+        pue=pue, price_per_hour=price_per_hour, price_model=price_model, power_cap=power_cap,
+        assumptions=assumptions)
     if precision is None:
         precision = acc.default_precision
     acc.peak_flop_per_s(precision)                      # raises for a missing precision

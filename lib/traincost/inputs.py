@@ -468,6 +468,10 @@ class Site:
         Electricity price for the ownership model; NaN means the assumption default. [USD/kWh]
     region : str
         Label of the grid region. [-]
+    power_cap_w : float
+        Power limit set on every device (``nvidia-smi -pl``); NaN means the device's rated
+        maximum (TDP). It must lie above the device's idle draw and at most its TDP, which
+        :func:`traincost.estimate.columns` checks per accelerator. [W]
     """
 
     pue: float
@@ -478,9 +482,11 @@ class Site:
     region: str = "custom"
     pue_source: str = ""
     grid_source: str = ""
+    power_cap_w: float = math.nan
 
     def __post_init__(self):
         _check_number("pue", self.pue, minimum=1.0, exclusive=False)
+        _check_number("power-cap", self.power_cap_w, minimum=0, allow_nan=True)
         if self.pue > 3.0:
             raise ValueError(f"pue: {self.pue} is above 3, beyond any surveyed data centre")
         _check_number("grid-intensity", self.grid_gco2e_per_kwh, minimum=0, exclusive=False)

@@ -21,7 +21,7 @@ from .units import (GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH, SECOND
 INPUT_COLUMNS = (
     # accelerator (at the chosen precision)
     "peak_flop_per_s", "mamf_fraction", "fp8", "attention_flop_per_s", "attention_kv_tokens",
-    "hbm_bytes", "hbm_bytes_per_s", "tdp_w", "idle_w",
+    "hbm_bytes", "hbm_bytes_per_s", "tdp_w", "idle_w", "power_cap_w",
     "scaleup_domain_devices", "scaleup_bytes_per_s", "scaleout_bytes_per_s",
     "price_usd_per_h", "capex_usd", "embodied_kgco2e", "bytes_per_element",
     # workload
@@ -85,7 +85,10 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     does 1/p of the output layer's work, and of the D multi-token-prediction modules'
     (``mtp_depth``: a Transformer block, a 2h -> h projection and the output head again
     each). GEMMs run at ``peak * mamf_fraction * in_model_matmul_fraction`` (times
-    ``fp8_matmul_fraction`` for fp8). The expert all-to-all carries min(k, route_nodes)
+    ``fp8_matmul_fraction`` for fp8), and they and the fused attention core at
+    ``(power_cap_w / tdp_w)^power_cap_clock_exponent`` of that under a power limit
+    (``power_cap_w`` = ``tdp_w`` without one), which also ends the device's power range
+    (:func:`traincost.power.device_power_w`). The expert all-to-all carries min(k, route_nodes)
     copies of a token when the expert group spans nodes under node-limited routing; a
     stack overlapping it (``ep_overlap``) hides it behind the micro-batch's compute, which
     then runs on the SMs it leaves, ``t_compute / (1 - ep_overlap_comm_sm_fraction)``
@@ -195,8 +198,10 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     memory_bytes = sum(mem.values())
 
     # ---- compute per micro-batch per stage --------------------------------------------
+    # a power limit below the rated maximum clocks the matmul and fused-attention rates down
+    clock = power.capped_clock_fraction(c["power_cap_w"], c["tdp_w"], a.power_cap_clock_exponent)
     flop_rate = c["peak_flop_per_s"] * c["mamf_fraction"] * a.in_model_matmul_fraction \
-        * np.where(c["fp8"], a.fp8_matmul_fraction, 1.0)
+        * np.where(c["fp8"], a.fp8_matmul_fraction, 1.0) * clock
     bw = c["hbm_bytes_per_s"]
     tokens_mb = b * s_local
     attn_w = workload.attention_weights(h, heads, kv, d, mla=mla, q_lora_rank=c["q_lora_rank"],
@@ -230,7 +235,7 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     # per context-parallel rank), else at the matmul rate; it skips the causal upper
     # triangle and recomputes the scores in its backward (2.5x its forward, not 2x);
     # selective recompute then adds nothing
-    attn_rate, attn_ref = c["attention_flop_per_s"], c["attention_kv_tokens"]
+    attn_rate, attn_ref = c["attention_flop_per_s"] * clock, c["attention_kv_tokens"]
     attn_rate = np.where(np.isfinite(attn_ref), performance.attention_rate(
         attn_rate, a.flash_causal_work_fraction * s_local, attn_ref,
         a.attention_half_rate_kv_tokens), attn_rate)
@@ -403,7 +408,8 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
 
     # ---- power, energy, carbon, cost ---------------------------------------------------
     busy = (parts["compute"] + parts["optimizer"]) / step_time
-    chip_w = power.device_power_w(c["tdp_w"], c["idle_w"], busy, a.compute_power_fraction,
+    # the device's power range ends at its limit; the host's share follows the rating
+    chip_w = power.device_power_w(c["power_cap_w"], c["idle_w"], busy, a.compute_power_fraction,
                                   a.wait_power_fraction)
     host_w = power.host_power_w(c["tdp_w"], a.host_power_fraction_of_tdp)
     avg_w = chip_w + host_w

@@ -357,7 +357,8 @@ def search(accelerators, devices, *, workload: Workload | None = None, model: st
            balanced_pipeline=None, tp=None,
            pp=None, cp=None, ep=None, vpp=None, zero=None,
            micro_batch=None, recompute=None, precision=None, region=None, grid_intensity=None,
-           pue=None, price_per_hour=None, price_model="rental", site=None, max_days=None,
+           pue=None, price_per_hour=None, price_model="rental", power_cap=None, site=None,
+           max_days=None,
            max_cost_usd=None, max_co2e_t=None, memory_headroom=None, objective="time", top=10,
            pareto=True, space=None, chunk_size=DEFAULT_CHUNK_SIZE, progress=None,
            assumptions: Assumptions = DEFAULT) -> SearchResult:
@@ -417,7 +418,8 @@ def search(accelerators, devices, *, workload: Workload | None = None, model: st
         experts=experts, top_k=top_k, seq_len=seq_len, global_batch=global_batch, tokens=tokens,
         attention_kernel=attention_kernel, parallel_block=parallel_block, overlap=overlap,
         balanced_pipeline=balanced_pipeline, region=region, grid_intensity=grid_intensity,
-        pue=pue, price_per_hour=price_per_hour, price_model=price_model, assumptions=assumptions)
+        pue=pue, price_per_hour=price_per_hour, price_model=price_model, power_cap=power_cap,
+        assumptions=assumptions)
     fixed = fixed_knobs(tp, pp, cp, ep, vpp, zero, micro_batch, recompute)
     limits, headroom = _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom,
                                     assumptions)

@@ -27,6 +27,7 @@ Input columns (one row per configuration):
 ``region``                grid region id (default: world average), or ``grid_gco2e_per_kwh``
 ``pue``                   default: the cloud provider's, else the industry average
 ``price_usd_per_h``       default: the catalog's price; ``price_model`` rental / ownership
+``power_cap_w``           per-device power limit [W] (default: none, the device's TDP)
 ========================  ==================================================================
 
 Rows are grouped by their accelerator, workload and site: each distinct one is built once
@@ -74,7 +75,8 @@ ARCH_COLUMNS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", 
 STACK_COLUMNS = ("attention_kernel", "parallel_block", "overlap", "balanced_pipeline")
 _WORKLOAD_COLUMNS = ("model", *ARCH_COLUMNS, "seq_len", "global_batch", "tokens",
                      *STACK_COLUMNS)
-_SITE_COLUMNS = ("region", "pue", "grid_gco2e_per_kwh", "price_usd_per_h", "price_model")
+_SITE_COLUMNS = ("region", "pue", "grid_gco2e_per_kwh", "price_usd_per_h", "price_model",
+                 "power_cap_w")
 
 
 class _Zeros(dict):
@@ -205,11 +207,12 @@ def _entities(df: pd.DataFrame, assumptions: Assumptions):
                     row.get("region"), grid_intensity_g=row.get("grid_gco2e_per_kwh"),
                     pue_value=row.get("pue"),
                     price_usd_per_h=math.nan if price is None else float(price),
-                    price_model=row.get("price_model") or "rental", assumptions=assumptions)
+                    price_model=row.get("price_model") or "rental",
+                    power_cap_w=row.get("power_cap_w"), assumptions=assumptions)
             site = site_cache[skey]
+            cols = columns(acc, wl, site, precision, 0, {}, assumptions)
         except ValueError as exc:
             raise ValueError(f"{exc} (row {label})") from None
-        cols = columns(acc, wl, site, precision, 0, {}, assumptions)
         del cols["devices"]
         out.append(cols)
         precisions.append(precision)

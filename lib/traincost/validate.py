@@ -101,6 +101,8 @@ def case_inputs(row: pd.Series, assumptions: Assumptions = DEFAULT) -> tuple[dic
         kwargs["pue"] = float(row["reported_pue"])
     if _given(row.get("reported_grid_gco2e_per_kwh")):
         kwargs["grid_intensity"] = float(row["reported_grid_gco2e_per_kwh"])
+    if _given(row.get("power_cap_w")):
+        kwargs["power_cap"] = float(row["power_cap_w"])
     return {"accelerator": row["accelerator"], "devices": devices, "workload": wl,
             **kwargs}, filled
 

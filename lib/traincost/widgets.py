@@ -196,12 +196,14 @@ def run_cost_summary(params: dict) -> dict | str:
     ----------
     params : dict
         ``accelerator``, ``model``, ``devices`` [-], ``tokens`` [tokens] (None: the
-        preset's), ``global_batch`` [sequences], ``region``.
+        preset's), ``global_batch`` [sequences], ``region``, optional ``power_cap`` [W]
+        (None: the device's rated maximum).
     """
     try:
         return estimate(accelerator=params["accelerator"], devices=params["devices"],
                         model=params["model"], global_batch=params["global_batch"],
-                        tokens=params.get("tokens"), region=params.get("region")).to_dict()
+                        tokens=params.get("tokens"), region=params.get("region"),
+                        power_cap=params.get("power_cap")).to_dict()
     except ValueError as exc:
         return str(exc)
 
@@ -225,8 +227,11 @@ def run_cost_html(result: dict) -> str:
         for k, v in cells)
     layout = (f"tp {p['tp']} × pp {p['pp']} × dp {p['dp']}, micro-batch {p['micro_batch']}, "
               f"ZeRO-{p['zero']}, {p['recompute']} recompute")
+    cap = (f", capped at {sig(result['power_cap_w'])} W each" if result.get("power_cap_w")
+           else "")
     detail = (f"{html.escape(result['workload'])} on {result['devices']} × "
-              f"{html.escape(result['accelerator'])}, {sig(result['tokens'] / GIGA)} B tokens; "
+              f"{html.escape(result['accelerator'])}{cap}, {sig(result['tokens'] / GIGA)} B "
+              "tokens; "
               f"chosen layout: {html.escape(layout)}; "
               f"{sig(result['device_hours'])} device-hours; PUE {sig(result['pue'])}, grid "
               f"{sig(result['grid_gco2e_per_kwh'])} gCO2e/kWh ({html.escape(result['region'])}).")
@@ -431,7 +436,7 @@ def compare_accelerators(model: str = "llama2-7b", accelerators=DEFAULT_ACCELERA
 
 def run_cost(accelerator: str = "h100-sxm5-80gb", model: str = "llama2-7b",
              devices: int = 256, tokens: float | None = None, region: str = "world",
-             global_batch: int = 1024) -> widgets.VBox:
+             global_batch: int = 1024, power_cap: float | None = None) -> widgets.VBox:
     """A one-screen "what does my run cost?" widget: a few headline numbers.
 
     Parameters
@@ -448,6 +453,8 @@ def run_cost(accelerator: str = "h100-sxm5-80gb", model: str = "llama2-7b",
         Grid region id. [-]
     global_batch : int
         Sequences per optimizer step. [sequences]
+    power_cap : float, optional
+        Power limit on every device; blank (None) for its rated maximum. [W]
 
     Returns
     -------
@@ -467,12 +474,17 @@ def run_cost(accelerator: str = "h100-sxm5-80gb", model: str = "llama2-7b",
                                    layout=_WIDE),
         "tokens": _tokens_text(model, tokens),
         "region": _region_dropdown(region),
+        "power_cap": widgets.Text(value="" if power_cap is None else f"{power_cap:g}",
+                                  placeholder="blank = rated maximum (TDP)",
+                                  description="power cap [W]", continuous_update=False,
+                                  style=_STYLE, layout=_WIDE),
     }
     message = widgets.HTML()
     summary = widgets.HTML()
     box = widgets.VBox([widgets.HBox([widgets.VBox([controls["accelerator"], controls["model"],
                                                     controls["devices"]]),
-                                      widgets.VBox([controls["tokens"], controls["region"]])]),
+                                      widgets.VBox([controls["tokens"], controls["region"],
+                                                    controls["power_cap"]])]),
                         message, summary])
     box.controls, box.message, box.summary, box.result = controls, message, summary, None
     state = {"busy": False}
@@ -482,11 +494,18 @@ def run_cost(accelerator: str = "h100-sxm5-80gb", model: str = "llama2-7b",
             return
         state["busy"] = True
         try:
-            result = run_cost_summary({
-                "accelerator": controls["accelerator"].value, "model": controls["model"].value,
-                "devices": controls["devices"].value,
-                "tokens": controls["tokens"].value * GIGA,
-                "global_batch": global_batch, "region": controls["region"].value})
+            try:
+                cap = parse_optional_number(controls["power_cap"].value, "power-cap",
+                                            "W per device")
+            except ValueError as exc:
+                result = str(exc)
+            else:
+                result = run_cost_summary({
+                    "accelerator": controls["accelerator"].value,
+                    "model": controls["model"].value, "devices": controls["devices"].value,
+                    "tokens": controls["tokens"].value * GIGA,
+                    "global_batch": global_batch, "region": controls["region"].value,
+                    "power_cap": cap})
             if isinstance(result, str):
                 box.result = None
                 message.value = _message_html(result)
@@ -511,7 +530,7 @@ def run_cost(accelerator: str = "h100-sxm5-80gb", model: str = "llama2-7b",
         refresh()
 
     controls["model"].observe(on_model, names="value")
-    for key in ("accelerator", "devices", "tokens", "region"):
+    for key in ("accelerator", "devices", "tokens", "region", "power_cap"):
         controls[key].observe(refresh, names="value")
     box.refresh = refresh
     refresh()
