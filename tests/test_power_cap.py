@@ -200,3 +200,40 @@ def test_llama2_34b_row_runs_at_its_production_cluster_cap():
     kwargs, _ = validate.case_inputs(runs.loc["llama2-34b"].rename("llama2-34b"))
     assert kwargs["power_cap"] == 350
 
+
+TRADE_JOB = {"accelerator": "h100-sxm5-80gb", "model": "llama2-7b", "devices": 64,
+             "global_batch": 256, "tokens": 1e10}
+
+
+def test_tradeoff_holds_the_layout_and_matches_single_estimates():
+    from traincost import explore
+    table = explore.power_cap_tradeoff(TRADE_JOB, [0.7, 0.875, 1.0])
+    # caps are shares of the H100's 700 W: 490, 612.5 and 700 W
+    np.testing.assert_allclose(table.index, [490.0, 612.5, 700.0], rtol=1e-12)
+    assert list(table["extrapolated"]) == [True, False, False]   # below 75% of TDP
+    assert table.loc[700.0, "time_change_pct"] == 0 and table.loc[700.0, "energy_change_pct"] == 0
+    # time rises and energy falls as the cap comes down
+    assert np.all(np.diff(table["time_change_pct"]) < 0)
+    assert np.all(np.diff(table["energy_change_pct"]) > 0)
+    base = traincost.estimate(**TRADE_JOB)
+    pinned = traincost.estimate(**TRADE_JOB, power_cap=612.5, **explore.fixed_layout(base))
+    assert table.loc[612.5, "train_time_days"] == pytest.approx(pinned.train_time_days, rel=1e-12)
+    # no step can slow by more than its clock: 1 / (612.5/700)^0.24 - 1 = +3.26%
+    assert 0 < table.loc[612.5, "time_change_pct"] < 3.26
+
+
+def test_tradeoff_returns_the_message_for_a_bad_cap():
+    from traincost import explore
+    msg = explore.power_cap_tradeoff(TRADE_JOB, [0.05])
+    assert isinstance(msg, str) and msg.startswith("power-cap: 35 W")
+
+
+def test_tradeoff_plot_lines_are_the_table():
+    from traincost import explore, plotting
+    table = explore.power_cap_tradeoff(TRADE_JOB, [0.6, 0.8, 1.0])
+    ax = plotting.power_cap_tradeoff(table).axes[0]
+    lines = {ln.get_gid(): ln for ln in ax.lines if ln.get_gid()}
+    np.testing.assert_allclose(lines["time"].get_ydata(), table["time_change_pct"])
+    np.testing.assert_allclose(lines["energy"].get_ydata(), table["energy_change_pct"])
+    assert [p.get_gid() for p in ax.patches] == ["extrapolated"]
+    assert "[W]" in ax.get_xlabel() and "[%]" in ax.get_ylabel()

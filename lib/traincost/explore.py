@@ -283,6 +283,68 @@ def power_curve(accelerator, busy_fractions=None,
                          "total_w": device + host})
 
 
+#: power limits the power-cap trade-off tries, as shares of the device's TDP
+POWER_CAP_FRACTIONS = (0.6, 0.7, 0.75, 0.8, 0.875, 1.0)
+
+
+def power_cap_tradeoff(params: dict, fractions=POWER_CAP_FRACTIONS,
+                       assumptions: Assumptions = DEFAULT) -> pd.DataFrame | str:
+    """One run at several power limits, on the layout it takes uncapped.
+
+    Parameters
+    ----------
+    params : dict
+        ``accelerator``, ``model``, ``devices``, ``global_batch``, optional ``tokens``,
+        ``region`` and ``pue`` [-], as for :func:`traincost.estimate`.
+    fractions : sequence of float
+        Power limits as shares of the accelerator's TDP, in (idle/TDP, 1]. [-]
+
+    Returns
+    -------
+    pandas.DataFrame or str
+        Indexed by ``power_cap_w`` [W]: ``fraction_of_tdp`` [-], ``train_time_days``,
+        ``device_hours``, ``avg_power_w_per_device`` [W], ``facility_energy_mwh``,
+        ``co2e_t``, ``time_change_pct`` and ``energy_change_pct`` (against the rated
+        maximum, [%]) and ``extrapolated`` (below ``power_cap_measured_min_fraction``,
+        where the clock law was not measured); or a one-line message.
+
+    Notes
+    -----
+    Matmul and fused attention run at (cap/TDP)^``power_cap_clock_exponent`` of their
+    rate and the device's power range ends at the cap; memory-bound work, links and the
+    host's share do not change (:func:`traincost.power.capped_clock_fraction`). The layout
+    is held, so the table shows the cap's effect alone.
+    """
+    try:
+        acc = params["accelerator"]
+        acc = catalog.accelerator(acc) if isinstance(acc, str) else acc
+        common = {"accelerator": acc, "devices": params["devices"], "model": params["model"],
+                  "global_batch": params["global_batch"], "tokens": params.get("tokens"),
+                  "region": params.get("region"), "pue": params.get("pue"),
+                  "assumptions": assumptions}
+        base = estimate(**common)
+        layout = fixed_layout(base)
+        ref = base.to_dict()
+        rows = []
+        for f in sorted(set(float(x) for x in fractions)):
+            cap = f * acc.tdp_w
+            d = estimate(**common, **layout, power_cap=cap).to_dict()
+            rows.append({"power_cap_w": cap, "fraction_of_tdp": f,
+                         "train_time_days": d["train_time_days"],
+                         "device_hours": d["device_hours"],
+                         "avg_power_w_per_device": d["avg_power_w_per_device"],
+                         "facility_energy_mwh": d["facility_energy_mwh"],
+                         "co2e_t": d["co2e_t"],
+                         "time_change_pct": 100 * (d["train_time_days"]
+                                                   / ref["train_time_days"] - 1),
+                         "energy_change_pct": 100 * (d["facility_energy_mwh"]
+                                                     / ref["facility_energy_mwh"] - 1),
+                         "extrapolated": f < assumptions.power_cap_measured_min_fraction})
+    except (ValueError, TypeError) as exc:
+        return str(exc)
+    return pd.DataFrame(rows).set_index("power_cap_w")
+
+
 def _with_embodied(accelerator, embodied_kgco2e):
     acc = catalog.accelerator(accelerator) if isinstance(accelerator, str) else accelerator
     return acc if embodied_kgco2e is None else replace(acc, embodied_kgco2e=float(embodied_kgco2e))

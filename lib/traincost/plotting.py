@@ -425,6 +425,50 @@ def carbon_bars(df: pd.DataFrame, *, title: str | None = None, ax=None) -> Figur
 # --------------------------------------------------------------------------------------
 # lines and scatter: power vs utilisation, cost vs time, price sensitivity
 # --------------------------------------------------------------------------------------
+def power_cap_tradeoff(df: pd.DataFrame, *, title: str | None = None, ax=None) -> Figure:
+    """Training time and energy at the plug against the power limit, as % changes.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        :func:`traincost.explore.power_cap_tradeoff`: indexed by ``power_cap_w`` [W], with
+        ``time_change_pct``, ``energy_change_pct`` [%] and ``extrapolated`` [bool].
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Lines carry gids ``time`` and ``energy``; the extrapolated range is shaded
+        (gid ``extrapolated``).
+    """
+    if ax is None:
+        fig = Figure(figsize=(7.0, 4.0), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    x = df.index.to_numpy(dtype=float)
+    ax.plot(x, df["time_change_pct"], "o-", color=OKABE_ITO[4], linewidth=2, gid="time",
+            label="training time")
+    ax.plot(x, df["energy_change_pct"], "s-", color=OKABE_ITO[2], linewidth=2, gid="energy",
+            label="energy at the plug")
+    ax.axhline(0, color="#444444", linewidth=0.8)
+    extra = df.index[df["extrapolated"].to_numpy(dtype=bool)]
+    if len(extra):
+        measured = df.index[~df["extrapolated"].to_numpy(dtype=bool)]
+        right = float(measured.min()) if len(measured) else float(x.max())
+        ax.axvspan(float(x.min()), right, color="#EEEEEE", zorder=0, gid="extrapolated")
+        ax.text(float(x.min()), 0, " clock law extrapolated", va="bottom", ha="left",
+                fontsize=8, color="#555555")
+    ax.set_xlabel("Power limit per device [W]")
+    ax.set_ylabel("Change against the rated maximum [%]")
+    ax.set_title(title or "A power cap trades time for energy", fontsize=11,
+                 fontweight="bold", loc="left")
+    ax.grid(color="#DDDDDD", linewidth=0.6)
+    ax.legend(fontsize=8)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return fig
+
+
 def power_curve(df: pd.DataFrame, *, tdp_w: float, idle_w: float, busy_fraction=None,
                 title: str | None = None, ax=None) -> Figure:
     """Average power per device against the share of the step spent computing.
