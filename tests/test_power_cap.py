@@ -237,3 +237,18 @@ def test_tradeoff_plot_lines_are_the_table():
     np.testing.assert_allclose(lines["energy"].get_ydata(), table["energy_change_pct"])
     assert [p.get_gid() for p in ax.patches] == ["extrapolated"]
     assert "[W]" in ax.get_xlabel() and "[%]" in ax.get_ylabel()
+
+
+def test_search_leaves_out_a_device_the_cap_does_not_fit(capsys):
+    from traincost.search import search
+    res = search(["a100-sxm4-80gb", "h100-sxm5-80gb"], 64, model="llama2-7b", global_batch=512,
+                 power_cap=500, top=1)
+    assert res.best["time"]["accelerator"] == "h100-sxm5-80gb"
+    assert any("left out: power-cap: 500 W is outside what a100-sxm4-80gb allows" in n
+               for n in res.notes)
+    with pytest.raises(ValueError, match="power-cap: 500 W"):
+        search("a100-sxm4-80gb", 64, model="llama2-7b", global_batch=512, power_cap=500)
+    rc, out, _ = run(["search", "--accelerators", "h100-sxm5-80gb", "--devices", "64",
+                      "--model", "llama2-7b", "--global-batch", "512", "--power-cap", "500",
+                      "--top", "1"], capsys)
+    assert rc == 0 and "devices capped at 500 W" in out.splitlines()[0]

@@ -307,7 +307,8 @@ def _search(args) -> None:
     lines = [f"searched {res.layouts_enumerated:,} layouts in {res.elapsed_s:.2f} s: "
              f"{res.layouts_evaluated:,} valid, {res.layouts_fit:,} fit in memory with "
              f"{res.memory_headroom:.0%} headroom, {res.layouts_feasible:,} meet the "
-             "constraints"]
+             "constraints"
+             + (f"; devices capped at {args.power_cap:g} W" if args.power_cap else "")]
     for obj, row in res.best.items():
         if row is None:
             lines.append(f"best by {obj:6s}  none")

@@ -40,7 +40,7 @@ import pandas as pd
 
 from . import catalog, layout
 from .assumptions import DEFAULT, Assumptions
-from .estimate import _as_accelerator, columns, fixed_knobs, job_inputs
+from .estimate import _as_accelerator, columns, fixed_knobs, job_inputs, power_cap_w
 from .inputs import Accelerator, Workload, _check_number
 from .model import evaluate, report_units
 from .units import GIB
@@ -314,8 +314,9 @@ def _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom, assumption
     return limits, float(memory_headroom)
 
 
-def _groups(accs, devices, wl, fixed, precision, space) -> tuple[list, list, list]:
-    """The (accelerator, devices) groups to walk; errors of the groups left out."""
+def _groups(accs, devices, wl, fixed, precision, space, site) -> tuple[list, list, list]:
+    """The (accelerator, devices) groups to walk; errors of the groups left out (a
+    precision the device lacks, a power cap outside its idle-to-TDP range)."""
     groups, errors, notes = [], [], []
     offset = 0
     for acc in accs:
@@ -323,6 +324,7 @@ def _groups(accs, devices, wl, fixed, precision, space) -> tuple[list, list, lis
         try:
             prec = precision or acc.default_precision
             acc.peak_flop_per_s(prec)                   # raises for a missing precision
+            power_cap_w(acc, site)                      # raises for a cap it cannot take
         except ValueError as exc:
             errors.append(exc)
             notes.append(f"left out: {exc}")
@@ -423,7 +425,7 @@ def search(accelerators, devices, *, workload: Workload | None = None, model: st
     fixed = fixed_knobs(tp, pp, cp, ep, vpp, zero, micro_batch, recompute)
     limits, headroom = _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom,
                                     assumptions)
-    groups, errors, notes = _groups(accs, devices, workload, fixed, precision, space)
+    groups, errors, notes = _groups(accs, devices, workload, fixed, precision, space, site)
     if not groups:
         raise errors[0]
     total = sum(g.size for g in groups)
