@@ -23,12 +23,14 @@ WRONG = {
     "choosing-a-layout": lambda s: {**s, "tp": 1, "pp": 1, "zero": 0, "recompute": "none"},
     "pue-and-region": lambda s: 3 * s,
     "cheapest-green-option": lambda s: "a100-sxm4-80gb",
+    "power-cap": lambda s: 1.5 * s,
 }
 #: a word of each exercise's concept that its hint must name
 CONCEPT_WORD = {
     "flops-of-a-model": "6·N", "will-it-fit": "ZeRO", "pipeline-bubble": "(p − 1)",
     "choosing-a-layout": "memory", "pue-and-region": "PUE",
     "cheapest-green-option": "budget",
+    "power-cap": "cap/TDP",
 }
 
 
@@ -70,7 +72,7 @@ def test_feedback_renders_as_text_and_html(exercise):
 
 
 @pytest.mark.parametrize("name", ["flops-of-a-model", "will-it-fit", "pipeline-bubble",
-                                  "pue-and-region"])
+                                  "pue-and-region", "power-cap"])
 def test_wrong_numeric_answer_does_not_give_the_answer_away(name):
     check, solution = exercises.EXERCISES[name]
     expected = solution()
@@ -79,7 +81,7 @@ def test_wrong_numeric_answer_does_not_give_the_answer_away(name):
 
 
 @pytest.mark.parametrize("name", ["flops-of-a-model", "will-it-fit", "pipeline-bubble",
-                                  "pue-and-region"])
+                                  "pue-and-region", "power-cap"])
 @pytest.mark.parametrize("bad", ["lots", [1, 2], float("inf"), True])
 def test_non_numbers_are_explained(name, bad):
     check, _ = exercises.EXERCISES[name]
@@ -227,3 +229,36 @@ def test_exercise_and_solution_notebooks_call_the_checker(name):
     assert checker in _code(student[0])
     assert "= None" in _code(student[0])                      # the student fills it in
     assert checker in _code(solution[0]) and "assert" in _code(solution[0])
+
+
+# --- 7. A power cap ----------------------------------------------------------------------
+def test_power_cap_by_hand():
+    # A100 SXM: TDP 400 W, idle 60 W; compute draw share c = 0.85; cap 300 W.
+    # time: 1 / (300/400)^0.24 = 1 / 0.93329 = 1.07148
+    # energy: (60 + 240 x 0.85) x 1.07148 / (60 + 340 x 0.85) = 264 x 1.07148 / 349 = 0.81052
+    assert exercises.check_power_cap(1.0715, "time").correct
+    assert exercises.check_power_cap(0.8105).correct
+    assert exercises.solution_power_cap("energy") == pytest.approx(0.81052, rel=1e-4)
+
+
+@pytest.mark.parametrize("answer,says", [
+    (264 / 349, "power ratio alone"),           # the slowdown left out
+    (0.75, "cap/TDP"),                          # the cap ratio as the energy ratio
+    (300 / 400 * 1.07148, "takes the cap as the draw"),
+    (1.07148, "energy is power × time"),
+])
+def test_power_cap_energy_mistakes_are_named(answer, says):
+    fb = exercises.check_power_cap(answer)
+    assert not fb.correct and says in fb.hint
+
+
+@pytest.mark.parametrize("answer,says", [(0.93329, "clock (speed) factor"),
+                                         (400 / 300, "whole power ratio")])
+def test_power_cap_time_mistakes_are_named(answer, says):
+    fb = exercises.check_power_cap(answer, "time")
+    assert not fb.correct and says in fb.hint
+
+
+def test_power_cap_quantity_must_be_known():
+    with pytest.raises(ValueError, match="quantity: 'power'"):
+        exercises.solution_power_cap("power")

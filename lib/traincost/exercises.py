@@ -30,8 +30,10 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from . import catalog, explore
+from .assumptions import DEFAULT
 from .estimate import compare
 from .performance import pipeline_bubble_fraction
+from .power import capped_clock_fraction, device_power_w
 from .units import GB, GIB, GRAMS_PER_TONNE, JOULES_PER_MWH
 
 #: layout knobs a student chooses in the "choosing a layout" exercise
@@ -537,6 +539,81 @@ def check_cheapest_green_option(answer, model: str = "llama2-7b", devices: int =
                     GREEN_CONCEPT, tolerance, expected)
 
 
+# --------------------------------------------------------------------------------------
+# 7. A power cap
+# --------------------------------------------------------------------------------------
+POWER_CAP_CONCEPT = ("A power cap slows a matmul-bound step: its rate falls to "
+                     "(cap/TDP)^x of the uncapped one (x = power_cap_clock_exponent), so the "
+                     "step takes 1/(cap/TDP)^x as long. The device draws "
+                     "P_idle + (P_max − P_idle)·c while it computes, with P_max the cap instead "
+                     "of the TDP. Energy per step = power × time: both change.")
+
+#: what the power-cap exercise can ask for
+POWER_CAP_QUANTITIES = ("time", "energy")
+
+
+def solution_power_cap(quantity: str = "energy", cap_w: float = 300.0,
+                       accelerator: str = "a100-sxm4-80gb") -> float:
+    """A compute-bound step under a power cap, over the same step uncapped. [-]
+
+    ``quantity`` ``"time"``: the step time ratio, 1/(cap/TDP)^x; ``"energy"``: the device
+    energy ratio, P(cap)·t(cap) / (P(TDP)·t(TDP)), with P the device's draw while it
+    computes (:func:`traincost.power.device_power_w` at busy share 1).
+    """
+    if quantity not in POWER_CAP_QUANTITIES:
+        raise ValueError(f"quantity: {quantity!r} is not one of {', '.join(POWER_CAP_QUANTITIES)}")
+    acc = catalog.accelerator(accelerator)
+    a = DEFAULT
+    time = 1.0 / capped_clock_fraction(cap_w, acc.tdp_w, a.power_cap_clock_exponent)
+    if quantity == "time":
+        return float(time)
+    capped = device_power_w(cap_w, acc.idle_w, 1.0, a.compute_power_fraction,
+                            a.wait_power_fraction)
+    rated = device_power_w(acc.tdp_w, acc.idle_w, 1.0, a.compute_power_fraction,
+                           a.wait_power_fraction)
+    return float(capped * time / rated)
+
+
+def check_power_cap(answer, quantity: str = "energy", cap_w: float = 300.0,
+                    accelerator: str = "a100-sxm4-80gb") -> Feedback:
+    """Check the time or device-energy ratio of a compute-bound step under a cap (±0.5 %). [-]
+
+    Parameters
+    ----------
+    answer : float
+        Capped over uncapped: step time (``quantity="time"``) or the device's energy per
+        step (``"energy"``). [-]
+    quantity : str
+        ``"time"`` or ``"energy"``. [-]
+    cap_w : float
+        The power limit. [W]
+    accelerator : str
+        Accelerator id. [-]
+    """
+    expected = solution_power_cap(quantity, cap_w, accelerator)
+    acc = catalog.accelerator(accelerator)
+    speed = 1.0 / solution_power_cap("time", cap_w, accelerator)
+    if quantity == "time":
+        mistakes = [
+            (speed, "That is the clock (speed) factor: the step takes its inverse."),
+            (acc.tdp_w / cap_w, "That slows the step by the whole power ratio: the rate "
+                                f"falls only as its {DEFAULT.power_cap_clock_exponent:g}th "
+                                "power."),
+        ]
+    else:
+        power_only = expected * speed
+        mistakes = [
+            (power_only, "That is the power ratio alone: the capped step also takes longer."),
+            (cap_w / acc.tdp_w, "That is cap/TDP: the device does not draw its maximum while "
+                                "it computes, and the step takes longer."),
+            (cap_w / acc.tdp_w / speed, "That takes the cap as the draw while computing: the "
+                                        "device draws P_idle + (cap − P_idle)·c."),
+            (1.0 / speed, "That is the time ratio: energy is power × time."),
+        ]
+    return _check_value("power-cap", answer, expected, rel_tol=0.005, unit="(capped ÷ uncapped)",
+                        concept=POWER_CAP_CONCEPT, mistakes=mistakes)
+
+
 #: every exercise: id -> (checker, solution function)
 EXERCISES = {
     "flops-of-a-model": (check_flops_of_a_model, solution_flops_of_a_model),
@@ -545,4 +622,5 @@ EXERCISES = {
     "choosing-a-layout": (check_choosing_a_layout, solution_choosing_a_layout),
     "pue-and-region": (check_pue_and_region, solution_pue_and_region),
     "cheapest-green-option": (check_cheapest_green_option, solution_cheapest_green_option),
+    "power-cap": (check_power_cap, solution_power_cap),
 }
