@@ -252,3 +252,27 @@ def test_search_leaves_out_a_device_the_cap_does_not_fit(capsys):
                       "--model", "llama2-7b", "--global-batch", "512", "--power-cap", "500",
                       "--top", "1"], capsys)
     assert rc == 0 and "devices capped at 500 W" in out.splitlines()[0]
+
+
+def test_power_cap_explorer_shows_the_chosen_cap_and_errors_in_place():
+    box = widgets.power_cap_explorer(model="llama2-7b", accelerator="h100-sxm5-80gb",
+                                     devices=64, global_batch=256, cap_fraction=0.8)
+    # 80% of the H100's 700 W
+    assert box.result["power_cap_w"] == pytest.approx(560.0)
+    assert box.result["time_change_pct"] > 0 > box.result["energy_change_pct"]
+    assert "560 W" in box.summary.value and box.message.value == ""
+    assert bytes(box.chart.value[:8]) == b"\x89PNG\r\n\x1a\n"
+    box.controls["cap"].value = 0.6                   # below the measured 75%
+    assert box.result["extrapolated"] and "extrapolation" in box.message.value
+    box.controls["devices"].value = 7                 # no layout of the batch
+    assert box.result is None and "global-batch" in box.message.value
+    with pytest.raises(ValueError, match="cap_fraction"):
+        widgets.power_cap_explorer(cap_fraction=0.2)
+
+
+def test_tradeoff_plot_marks_the_chosen_cap():
+    from traincost import explore, plotting
+    table = explore.power_cap_tradeoff(TRADE_JOB, [0.8, 1.0])
+    ax = plotting.power_cap_tradeoff(table, mark_w=560.0).axes[0]
+    (mark,) = [ln for ln in ax.lines if ln.get_gid() == "mark"]
+    assert list(mark.get_xdata()) == [560.0, 560.0]

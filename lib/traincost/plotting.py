@@ -425,7 +425,8 @@ def carbon_bars(df: pd.DataFrame, *, title: str | None = None, ax=None) -> Figur
 # --------------------------------------------------------------------------------------
 # lines and scatter: power vs utilisation, cost vs time, price sensitivity
 # --------------------------------------------------------------------------------------
-def power_cap_tradeoff(df: pd.DataFrame, *, title: str | None = None, ax=None) -> Figure:
+def power_cap_tradeoff(df: pd.DataFrame, *, mark_w: float | None = None,
+                       title: str | None = None, ax=None) -> Figure:
     """Training time and energy at the plug against the power limit, as % changes.
 
     Parameters
@@ -433,6 +434,8 @@ def power_cap_tradeoff(df: pd.DataFrame, *, title: str | None = None, ax=None) -
     df : pandas.DataFrame
         :func:`traincost.explore.power_cap_tradeoff`: indexed by ``power_cap_w`` [W], with
         ``time_change_pct``, ``energy_change_pct`` [%] and ``extrapolated`` [bool].
+    mark_w : float, optional
+        A cap to mark with a vertical line (gid ``mark``). [W]
 
     Returns
     -------
@@ -458,6 +461,8 @@ def power_cap_tradeoff(df: pd.DataFrame, *, title: str | None = None, ax=None) -
         ax.axvspan(float(x.min()), right, color="#EEEEEE", zorder=0, gid="extrapolated")
         ax.text(float(x.min()), 0, " clock law extrapolated", va="bottom", ha="left",
                 fontsize=8, color="#555555")
+    if mark_w is not None:
+        ax.axvline(mark_w, color="#444444", linestyle="--", linewidth=1, gid="mark")
     ax.set_xlabel("Power limit per device [W]")
     ax.set_ylabel("Change against the rated maximum [%]")
     ax.set_title(title or "A power cap trades time for energy", fontsize=11,

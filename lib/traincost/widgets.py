@@ -1051,6 +1051,88 @@ def power_explorer(accelerator: str = "h100-sxm5-80gb", busy_fraction: float = 0
     return _Refresher(update, on_error).attach(box, controls)
 
 
+def power_cap_summary_html(row: dict) -> str:
+    """One row of :func:`traincost.explore.power_cap_tradeoff` as headline numbers."""
+    cells = [("Power cap", f"{sig(row['power_cap_w'])} W ({sig(100 * row['fraction_of_tdp'])} "
+                           "% of TDP)"),
+             ("Training time", f"{row['time_change_pct']:+.1f} %"),
+             ("Energy at the plug", f"{row['energy_change_pct']:+.1f} %"),
+             ("Power per device", f"{sig(row['avg_power_w_per_device'])} W incl. host")]
+    return _cards(cells)
+
+
+def power_cap_explorer(model: str = "llama2-7b", accelerator: str = "h100-sxm5-80gb",
+                       devices: int = 256, tokens: float | None = None,
+                       cap_fraction: float = 0.8, global_batch: int = 1024) -> widgets.VBox:
+    """One run under a power limit: what the cap costs in time and saves in energy.
+
+    Parameters
+    ----------
+    model, accelerator : str
+        Preset and accelerator ids.
+    devices : int
+        Devices. [-]
+    tokens : float, optional
+        Training tokens; the preset's when None. [tokens]
+    cap_fraction : float
+        The power limit as a share of the accelerator's TDP, 0.5 to 1. [-]
+    global_batch : int
+        Sequences per optimizer step. [sequences]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        ``controls``, ``message`` (HTML: the extrapolation note below the measured range,
+        or an error), ``summary`` (HTML), ``chart`` (Image), ``result`` (the chosen cap's
+        row of :func:`traincost.explore.power_cap_tradeoff`), ``refresh()``.
+    """
+    if not 0.5 <= cap_fraction <= 1.0:
+        raise ValueError(f"cap_fraction: {cap_fraction!r} must lie between 0.5 and 1 (a share "
+                         "of the accelerator's TDP)")
+    controls = {
+        "model": _model_dropdown(model),
+        "accelerator": _accelerator_dropdown(accelerator),
+        "devices": _int_text(devices, "devices"),
+        "tokens": _tokens_text(model, tokens),
+        "cap": widgets.FloatSlider(value=cap_fraction, min=0.5, max=1.0, step=0.025,
+                                   description="cap [share of TDP]", readout_format=".0%",
+                                   continuous_update=False, style=_STYLE, layout=_WIDE),
+    }
+    message, summary = widgets.HTML(), widgets.HTML()
+    chart = widgets.Image(format="png", layout=widgets.Layout(max_width="800px"))
+    box = widgets.VBox([widgets.VBox(list(controls.values())), message, summary, chart])
+    box.controls, box.message, box.summary, box.chart, box.result = \
+        controls, message, summary, chart, None
+
+    def update():
+        f = float(controls["cap"].value)
+        p = {"accelerator": controls["accelerator"].value, "model": controls["model"].value,
+             "devices": controls["devices"].value, "global_batch": global_batch,
+             "tokens": controls["tokens"].value * GIGA}
+        df = _ok(explore.power_cap_tradeoff(p, sorted(set(explore.POWER_CAP_FRACTIONS) | {f})))
+        row = {"power_cap_w": float(df.index[df["fraction_of_tdp"] == f][0]),
+               **df[df["fraction_of_tdp"] == f].iloc[0].to_dict()}
+        box.result = row
+        message.value = _message_html(
+            f"{sig(100 * f)} % of TDP is below the lowest limit the clock law was measured "
+            "at; this is an extrapolation") if row["extrapolated"] else ""
+        summary.value = power_cap_summary_html(row)
+        chart.value = _png(plotting.power_cap_tradeoff(
+            df, mark_w=row["power_cap_w"],
+            title=f"{p['model']} on {p['devices']} x {p['accelerator']}: a cap trades time "
+                  "for energy"))
+        chart.layout.display = None
+
+    def on_error(text):
+        box.result = None
+        message.value = _message_html(text)
+        summary.value = ""
+        chart.value = b""
+        chart.layout.display = "none"
+
+    return _Refresher(update, on_error).start(box, controls)
+
+
 def carbon_table_html(df: pd.DataFrame) -> str:
     """:func:`traincost.explore.carbon_by_region`'s table, rounded, units in headers."""
     out = pd.DataFrame(index=df.index)
