@@ -109,3 +109,29 @@ def test_straggler_wait_grows_with_devices_and_stays_below_its_slowdown(log_repl
     a = traincost.DEFAULT_ASSUMPTIONS.straggler_forward_slowdown
     few, more = share(2**log_replicas), share(2**(log_replicas + 1))
     assert 0 < few <= more <= a / 2
+
+
+@SETTINGS
+@given(acc=st.sampled_from(ACCELERATORS), model=st.sampled_from(MODELS),
+       log_devices=st.integers(3, 9), low=st.floats(0.5, 0.99), data=st.data())
+def test_a_lower_power_cap_never_speeds_a_layout_up_nor_raises_its_power(acc, model,
+                                                                          log_devices, low,
+                                                                          data):
+    from dataclasses import replace
+    devices = 2**log_devices
+    acc_o, wl, site, lay = _layout_table(acc, model, devices, 1024)
+    if len(lay["tp"]) == 0:
+        return
+    i = data.draw(st.integers(0, len(lay["tp"]) - 1))
+    one = {k: v[i] for k, v in lay.items()}
+    free = evaluate(columns(acc_o, wl, site, "bf16", devices, one))
+    capped = evaluate(columns(acc_o, wl, replace(site, power_cap_w=low * acc_o.tdp_w),
+                              "bf16", devices, one))
+    if not np.isfinite(free["step_time_s"]):
+        return                                   # a link the catalog has no figure for
+    # slower, by at most the clock factor; lower device power; memory untouched
+    ratio = float(capped["step_time_s"] / free["step_time_s"])
+    assert 1.0 <= ratio <= 1.0 / low ** traincost.DEFAULT_ASSUMPTIONS.power_cap_clock_exponent \
+        + 1e-12
+    assert float(capped["device_power_w"]) < float(free["device_power_w"])
+    assert float(capped["memory_bytes_per_device"]) == float(free["memory_bytes_per_device"])
