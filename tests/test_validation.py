@@ -201,6 +201,15 @@ def test_llama2_device_hours(table, case):
     assert abs(_row(table, case, "device_hours")["error_pct"]) <= 15.0
 
 
+def test_llama2_family_device_hours_in_total(table):
+    # The family as a whole: the model card's total, 3,311,616 GPU-h for the four sizes
+    # (Touvron et al. 2023b Table 2), against the four predictions summed, within 15%
+    rows = [_row(table, f"llama2-{size}", "device_hours") for size in ("7b", "13b", "34b", "70b")]
+    assert sum(r["reported"] for r in rows) == 3_311_616
+    total_error = sum(r["predicted"] for r in rows) / 3_311_616 - 1
+    assert abs(total_error) <= 0.15, f"{total_error:+.1%}"
+
+
 def test_deepseek_v3_device_hours(table):
     # DeepSeek-V3 report (arXiv:2412.19437) Table 1: pre-training took 2664K H800 GPU-hours
     # for 14.8T tokens on PP16 x EP64 x ZeRO-1 DP, FP8, DualPipe, one MTP module. In no
