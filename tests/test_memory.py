@@ -99,3 +99,69 @@ def test_context_parallel_ranks_share_the_zero_shards():
     assert gib["gradients"] * 2**30 == pytest.approx(on_device * 2, rel=1e-3)   # ZeRO-1
     # which makes the run's layout fit in an H100's 80 GB with selective recompute, as it ran
     assert est.to_dict()["fits_in_memory"]
+
+
+# DeepSeek-V3's FP8 activation recipe, by hand on a toy layer: s 4, b 1, h 8, a = a_kv 2,
+# d 4, gated f 12 (ffn_eff 1.5 x 12 = 18), k 2 routed copies, flash (4 B x a per token),
+# no recompute, sequence parallel, 16-bit counts (bytes_per_element 2).
+# Standard: attention 2h + 2ad + 4 a_kv d + 2ad + h = 16 + 16 + 32 + 16 + 8 = 88; MLP
+# 3h + 6f + 2h k = 24 + 72 + 32 = 128; norms 4h = 32: 4 x 248 = 992, + scores 32 = 1024.
+# Recipe: attention Q, K, V 48 + E5M6 context 1.5 x ad = 12 + mask 8 = 68; MLP mask 8 +
+# FP8 SwiGLU input 2f = 24 + FP8 copies h k = 16 = 48; norms 32: 4 x 148 = 592, + 32 = 624.
+TOY = dict(seq_len=4, micro_batch=1, hidden=8, heads=2, kv_heads=2, head_dim=4, ffn_eff=18,
+           tp=1, recompute_code=RECOMPUTE_CODES["none"], flash=True, expert_inputs=2)
+
+
+def test_fp8_activation_recipe_by_hand():
+    stored, full = activation_bytes_per_layer(**TOY)
+    assert (float(stored), float(full)) == (1024.0, 1024.0)
+    stored, _ = activation_bytes_per_layer(**TOY, fp8_cache=True, gated=True)
+    assert float(stored) == 624.0
+    # MLA: 10 cached bytes replace Q, K and V (48): 4 x (30 + 48 + 32) + 32 = 472
+    stored, _ = activation_bytes_per_layer(**TOY, fp8_cache=True, gated=True, mla_cache=10.0)
+    assert float(stored) == 472.0
+    # a GeLU MLP (f = ffn_eff = 18) keeps its 16-bit GeLU input 2f and FP8 output f: 54;
+    # MLP 8 + 54 + 16 = 78: 4 x (68 + 78 + 32) + 32 = 744
+    stored, _ = activation_bytes_per_layer(**TOY, fp8_cache=True, gated=False)
+    assert float(stored) == 744.0
+
+
+def test_fp8_activation_recipe_fits_deepseek_v3_as_it_ran():
+    # DeepSeek-V3 (arXiv:2412.19437 Secs. 3.2, 3.3.2) trained PP16 x EP64 x ZeRO-1 on 2048
+    # H800 with 80 GB each; with its activation recipe the layout fits, without it not
+    kw = dict(accelerator="h800-sxm5-80gb", devices=2048, model="deepseek-v3",
+              global_batch=15360, seq_len=4096, tp=1, pp=16, ep=64, vpp=2, zero=1,
+              micro_batch=1, recompute="selective", precision="fp8", overlap="pp,ep",
+              attention_kernel="flash")
+    without = traincost.estimate(**kw)
+    with_recipe = traincost.estimate(**kw, fp8_activations=True)
+    assert not without.report["fits_in_memory"] and with_recipe.report["fits_in_memory"]
+    # the recipe changes what is kept, not the weights and optimizer states
+    a, b = without.memory_breakdown_gib(), with_recipe.memory_breakdown_gib()
+    assert a["weights"] == b["weights"] and a["optimizer"] == b["optimizer"]
+    assert b["activations"] < 0.5 * a["activations"]
+    # it recomputes the MLA up-projections: the step is not faster
+    assert with_recipe.step_time_s > without.step_time_s
+
+
+def test_fp8_activation_recipe_needs_fp8():
+    with pytest.raises(ValueError, match="fp8-activations: .* needs precision fp8, not bf16"):
+        traincost.estimate(accelerator="h100-sxm5-80gb", devices=64, model="llama2-7b",
+                           global_batch=512, fp8_activations=True)
+
+
+def test_sweep_takes_the_fp8_activation_recipe_as_a_column():
+    import pandas as pd
+    from traincost.sweep import sweep
+    kw = dict(accelerator="h100-sxm5-80gb", devices=64, model="mixtral-8x7b", global_batch=256,
+              tp=2, pp=4, ep=8, vpp=1, zero=1, micro_batch=1, recompute="selective",
+              precision="fp8")
+    rows = pd.DataFrame([{**kw, "fp8_activations": flag} for flag in (False, True)])
+    out = sweep(rows)
+    for i, flag in enumerate((False, True)):
+        est = traincost.estimate(**kw, fp8_activations=flag)
+        assert out["memory_gib_per_device"].iloc[i] == pytest.approx(
+            est.report["memory_gib_per_device"], rel=1e-12)
+    assert out["memory_gib_per_device"].iloc[1] < out["memory_gib_per_device"].iloc[0]
+    with pytest.raises(ValueError, match=r"fp8-activations: .* \(row 1\)"):
+        sweep(rows.assign(precision="bf16"))

@@ -273,7 +273,20 @@ def test_cli_stack_flags_reach_the_estimate(capsys):
     d = json.loads(capsys.readouterr().out)
     assert d["stack"] == {"attention_kernel": "materialized", "parallel_block": True,
                           "overlap": ["tp", "dp"], "balanced_pipeline": False,
-                          "attention_kernel_used": "materialized"}
+                          "fp8_activations": False, "attention_kernel_used": "materialized"}
+
+
+def test_cli_fp8_activations_flag(capsys):
+    import json
+    h100 = [*BASE[:2], "h100-sxm5-80gb", *BASE[3:]]
+    assert main(h100 + ["--precision", "fp8", "--fp8-activations", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["stack"]["fp8_activations"] is True
+    assert main(h100 + ["--precision", "fp8", "--fp8-activations"]) == 0
+    assert ", FP8 activation cache" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:                  # bf16: the recipe does not apply
+        sys.exit(main(h100 + ["--fp8-activations"]))
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and err.count("\n") == 0 and "fp8-activations" in err
 
 
 def test_cli_auto_kernel_names_the_one_it_runs(capsys):

@@ -67,6 +67,10 @@ def _add_workload(p):
     g.add_argument("--overlap", metavar="KINDS",
                    help="communication overlapped with compute: comma-separated subset of "
                         "tp,pp,dp,ep, or none (default)")
+    g.add_argument("--fp8-activations", action="store_true", default=None,
+                   help="DeepSeek-V3's FP8 activation recipe (with --precision fp8): norm "
+                        "outputs and MLA up-projections recomputed, FP8 GEMM inputs cached "
+                        "in FP8, the MoE SwiGLU output recomputed")
     g.add_argument("--balanced-pipeline", action="store_true", default=None,
                    help="count the embedding and the loss as one layer each in the pipeline "
                         "split (Llama 3; Megatron-Core --account-for-*-in-pipeline-split)")
@@ -153,7 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _kwargs(args) -> dict:
     names = ("model", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "gated_mlp",
              "experts", "top_k", "seq_len", "global_batch", "tokens", "attention_kernel",
-             "parallel_block", "overlap", "balanced_pipeline", "micro_batch", "tp", "pp",
+             "parallel_block", "overlap", "balanced_pipeline", "fp8_activations",
+             "micro_batch", "tp", "pp",
              "cp", "ep", "vpp", "zero", "recompute", "precision", "region", "grid_intensity",
              "pue", "price_per_hour", "price_model", "power_cap")
     return {n: getattr(args, n) for n in names}
@@ -194,7 +199,8 @@ def _print_estimate(d: dict) -> None:
         f"  stack       {attention_label(d['stack'])} attention"
         f"{', parallel block' if d['stack']['parallel_block'] else ''}, overlapped "
         f"communication: {','.join(d['stack']['overlap']) or 'none'}"
-        f"{', balanced pipeline split' if d['stack']['balanced_pipeline'] else ''}",
+        f"{', balanced pipeline split' if d['stack']['balanced_pipeline'] else ''}"
+        f"{', FP8 activation cache' if d['stack'].get('fp8_activations') else ''}",
         f"  params      {_fmt(d['params'] / 1e9)} B   model FLOP/token {d['model_flop_per_token']:.3e}",
         f"  memory      {_fmt(d['memory_gib_per_device'])} GiB of {_fmt(d['hbm_gib_per_device'])}"
         f" GiB per device -> {'fits' if d['fits_in_memory'] else 'DOES NOT FIT'}",

@@ -50,6 +50,14 @@ def power_cap_w(acc: Accelerator, site: Site) -> float:
     return float(cap)
 
 
+def check_fp8_activations(wl: Workload, precision: str) -> None:
+    """ValueError (naming ``fp8-activations``) for the FP8 activation recipe at another
+    precision: it caches the inputs of FP8 GEMMs, which only fp8 runs have."""
+    if wl.fp8_activations and precision != "fp8":
+        raise ValueError(f"fp8-activations: DeepSeek-V3's recipe caches the inputs of FP8 "
+                         f"GEMMs, so it needs precision fp8, not {precision}")
+
+
 def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
             layout_cols: dict, assumptions: Assumptions = DEFAULT) -> dict:
     """Input columns for :func:`traincost.model.evaluate` (scalars broadcast with layouts).
@@ -57,6 +65,7 @@ def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
     ``assumptions`` supplies the matmul ceiling of a device without a measured one
     (``default_mamf_fraction``)."""
     peak = acc.peak_flop_per_s(precision)
+    check_fp8_activations(wl, precision)
     price = site.price_usd_per_h if not math.isnan(site.price_usd_per_h) else acc.price_usd_per_h
     return {
         "power_cap_w": power_cap_w(acc, site),
@@ -91,6 +100,7 @@ def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
         "tp_overlap": "tp" in wl.overlaps, "pp_overlap": "pp" in wl.overlaps,
         "dp_overlap": "dp" in wl.overlaps, "ep_overlap": "ep" in wl.overlaps,
         "balanced_pipeline": wl.balanced_pipeline,
+        "fp8_activations": wl.fp8_activations,
         "devices": devices,
         **layout_cols,
         "pue": site.pue, "grid_gco2e_per_kwh": site.grid_gco2e_per_kwh,
@@ -315,7 +325,8 @@ class Estimate:
                           self.workload.attention_kernel),
                       "parallel_block": bool(self.workload.parallel_block),
                       "overlap": [k for k in OVERLAP_KINDS if k in self.workload.overlaps],
-                      "balanced_pipeline": bool(self.workload.balanced_pipeline)},
+                      "balanced_pipeline": bool(self.workload.balanced_pipeline),
+                      "fp8_activations": bool(self.workload.fp8_activations)},
             "parallel": {"tp": p.tp, "pp": p.pp, "dp": int(r["dp"]), "cp": p.cp, "ep": p.ep,
                          "vpp": p.vpp, "zero": p.zero, "micro_batch": p.micro_batch,
                          "recompute": p.recompute,
@@ -387,13 +398,15 @@ def _as_accelerator(accelerator) -> Accelerator:
 def build_workload(model=None, *, layers=None, hidden=None, heads=None, kv_heads=None,
                    ffn_hidden=None, vocab=None, gated_mlp=None, experts=None, top_k=None,
                    seq_len=None, global_batch=None, tokens=None, attention_kernel=None,
-                   parallel_block=None, overlap=None, balanced_pipeline=None) -> Workload:
+                   parallel_block=None, overlap=None, balanced_pipeline=None,
+                   fp8_activations=None) -> Workload:
     """A Workload from a preset id and/or explicit architecture flags (flags override);
-    ``attention_kernel``, ``parallel_block``, ``overlap`` and ``balanced_pipeline`` set its
-    software stack."""
+    ``attention_kernel``, ``parallel_block``, ``overlap``, ``balanced_pipeline`` and
+    ``fp8_activations`` set its software stack."""
     stack = {k: v for k, v in dict(attention_kernel=attention_kernel,
                                    parallel_block=parallel_block, overlap=overlap,
-                                   balanced_pipeline=balanced_pipeline).items()
+                                   balanced_pipeline=balanced_pipeline,
+                                   fp8_activations=fp8_activations).items()
              if v is not None}
     wl = _build_architecture(model, layers=layers, hidden=hidden, heads=heads,
                              kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab,
@@ -435,8 +448,8 @@ def _build_architecture(model=None, *, layers=None, hidden=None, heads=None, kv_
 def job_inputs(workload=None, site=None, *, model=None, layers=None, hidden=None, heads=None,
                kv_heads=None, ffn_hidden=None, vocab=None, gated_mlp=None, experts=None,
                top_k=None, seq_len=None, global_batch=None, tokens=None, attention_kernel=None,
-               parallel_block=None, overlap=None, balanced_pipeline=None, region=None,
-               grid_intensity=None, pue=None,
+               parallel_block=None, overlap=None, balanced_pipeline=None,
+               fp8_activations=None, region=None, grid_intensity=None, pue=None,
                price_per_hour=None, price_model="rental", power_cap=None,
                assumptions: Assumptions = DEFAULT) -> tuple[Workload, Site]:
     """The Workload and Site that the flags describe (objects given win), validated."""
@@ -447,7 +460,8 @@ def job_inputs(workload=None, site=None, *, model=None, layers=None, hidden=None
                                   seq_len=seq_len, global_batch=global_batch, tokens=tokens,
                                   attention_kernel=attention_kernel,
                                   parallel_block=parallel_block, overlap=overlap,
-                                  balanced_pipeline=balanced_pipeline)
+                                  balanced_pipeline=balanced_pipeline,
+                                  fp8_activations=fp8_activations)
     if tokens is not None:
         _check_number("tokens", tokens, minimum=0)
     if site is None:
@@ -482,7 +496,8 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
              seq_len=None, global_batch=None, micro_batch=None, tp=None, pp=None, cp=None,
              ep=None, vpp=None, zero=None, recompute=None, precision=None, tokens=None,
              attention_kernel=None, parallel_block=None, overlap=None, balanced_pipeline=None,
-             region=None, grid_intensity=None, pue=None, price_per_hour=None,
+             fp8_activations=None, region=None, grid_intensity=None, pue=None,
+             price_per_hour=None,
              price_model="rental", power_cap=None, site: Site | None = None,
              assumptions: Assumptions = DEFAULT) -> Estimate:
     """Estimate time, energy, carbon and cost of one training run.
@@ -507,10 +522,11 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
         bf16, or fp16 on devices without bf16 (V100). [-]
     tokens : float
         Training tokens. [tokens]
-    attention_kernel, parallel_block, overlap, balanced_pipeline : optional
+    attention_kernel, parallel_block, overlap, balanced_pipeline, fp8_activations : optional
         The software stack (``auto``/``flash``/``cudnn``/``materialized``; parallel
         attention + MLP block; overlapped communication, a subset of ``tp,pp,dp,ep``;
-        embedding and loss counted as layers in the pipeline split), see :class:`Workload`.
+        embedding and loss counted as layers in the pipeline split; DeepSeek-V3's FP8
+        activation recipe, precision fp8 only), see :class:`Workload`.
     region : str, optional
         Grid region id (``traincost catalog regions``); world average if omitted.
     grid_intensity : float, optional
@@ -539,9 +555,9 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
         kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab, gated_mlp=gated_mlp,
         experts=experts, top_k=top_k, seq_len=seq_len, global_batch=global_batch, tokens=tokens,
         attention_kernel=attention_kernel, parallel_block=parallel_block, overlap=overlap,
-        balanced_pipeline=balanced_pipeline, region=region, grid_intensity=grid_intensity,
-        pue=pue, price_per_hour=price_per_hour, price_model=price_model, power_cap=power_cap,
-        assumptions=assumptions)
+        balanced_pipeline=balanced_pipeline, fp8_activations=fp8_activations, region=region,
+        grid_intensity=grid_intensity, pue=pue, price_per_hour=price_per_hour,
+        price_model=price_model, power_cap=power_cap, assumptions=assumptions)
     if precision is None:
         precision = acc.default_precision
     acc.peak_flop_per_s(precision)                      # raises for a missing precision

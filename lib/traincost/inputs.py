@@ -326,6 +326,13 @@ class Workload:
         the first and last stages hold one transformer layer fewer (Llama 3, Sec. 3.3.2;
         Megatron-Core ``--account-for-embedding-in-pipeline-split`` and
         ``--account-for-loss-in-pipeline-split``). [-]
+    fp8_activations : bool
+        DeepSeek-V3's activation recipe for FP8 training (arXiv:2412.19437 Secs. 3.2.3 and
+        3.3.2), for precision fp8 only: norm outputs and MLA up-projections are recomputed
+        in the backward pass instead of stored, the inputs FP8 GEMMs keep for their weight
+        gradients are cached in FP8 (the attention output in 12-bit E5M6), and the MoE
+        SwiGLU keeps its FP8 input and recomputes its output
+        (:func:`traincost.memory.activation_bytes_per_layer`). [-]
     name : str
         Label. [-]
     """
@@ -359,6 +366,7 @@ class Workload:
     parallel_block: bool = False
     overlap: str = ""
     balanced_pipeline: bool = False
+    fp8_activations: bool = False
     name: str = "custom"
 
     def __post_init__(self):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .units import BYTES_PER_ELEMENT, E5M6_BYTES
 from .workload import RECOMPUTE_CODES
 
 
@@ -57,7 +58,8 @@ def model_state_bytes(params, dp, zero, weight_bytes, grad_bytes, optimizer_byte
 def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, head_dim,
                                ffn_eff, tp, recompute_code, sequence_parallel=True,
                                bytes_per_element=2.0, flash=False, parallel_block=False,
-                               flash_stats_bytes=4.0, expert_inputs=0.0):
+                               flash_stats_bytes=4.0, expert_inputs=0.0, fp8_cache=False,
+                               gated=True, mla_cache=np.nan):
     """Activations one layer stores for one micro-batch, and the full set it needs.
 
     Parameters
@@ -89,6 +91,19 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
         layers when only some are MoE): each expert's first GEMM needs the tokens it was
         sent for its weight gradient, 2h per copy beside the MLP input the router and the
         shared experts read. [-]
+    fp8_cache : bool or array
+        DeepSeek-V3's activation recipe for FP8 training (arXiv:2412.19437 Secs. 3.2.3 and
+        3.3.2): norm outputs are recomputed (the QKV and MLP inputs are not kept), the
+        inputs FP8 GEMMs keep for their weight gradients are cached in FP8 (1 byte: the
+        routed copies, the MLP's second GEMM input), the attention output in E5M6 (1.5
+        bytes), and a gated MLP keeps its FP8 SwiGLU input and recomputes the output. [-]
+    gated : bool or array
+        Gated (SwiGLU) MLP: under ``fp8_cache`` it keeps 2f bytes (its FP8 input) of the
+        6f; a GeLU MLP keeps its 16-bit GeLU input and its FP8 output, 3f of the 4f. [-]
+    mla_cache : float or array
+        Under ``fp8_cache`` with multi-head latent attention: bytes per token the layer
+        keeps in place of Q, K and V, whose up-projections it recomputes (the FP8 latents
+        the up-projections read and the 16-bit rotary key). NaN: Q, K and V are kept. [bytes]
 
     Returns
     -------
@@ -103,7 +118,9 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
     attention 2h (input) + 2ad (Q) + 4 a_kv d (K, V) + 2ad (context) + h (dropout mask),
     MLP 2h (input) + h (mask) + 4f (GPT: two f-wide tensors) or 6f (gated: three),
     and for an MoE layer 2h more per routed copy of the token (k), norms 4h; the softmax
-    block stores 5*a*s per token. With tensor and sequence
+    block stores 5*a*s per token. Under ``fp8_cache`` (DeepSeek-V3's recipe) the
+    attention keeps Q, K, V (or, with ``mla_cache``, its latents) + 1.5ad + h, the MLP
+    h + f_kept + h*k (f_kept: 2f gated, 3f GeLU), the norms their 4h inputs. With tensor and sequence
     parallelism everything is divided by t (Table 2); without sequence parallelism the
     10*s*b*h outside the tensor-parallel regions is not. Selective recompute drops the
     5*a*s^2*b term (a fused kernel never stores it: FlashAttention-2, Dao 2023,
@@ -113,14 +130,27 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
     """
     sb = seq_len * micro_batch
     e = bytes_per_element / 2.0                                       # counts are for 2 bytes
-    attn = 2 * hidden + 2 * heads * head_dim + 4 * kv_heads * head_dim + 2 * heads * head_dim \
-        + hidden
+    qkv = 2 * heads * head_dim + 4 * kv_heads * head_dim
+    attn = 2 * hidden + qkv + 2 * heads * head_dim + hidden
     mlp = 3 * hidden + ffn_eff * 4 + 2 * hidden * expert_inputs       # gated: caller passes 1.5f
     norms = 4 * hidden
     shared = np.where(parallel_block, 5 * hidden, 0)                  # one norm, input, mask
+    if np.any(fp8_cache):                                             # DeepSeek-V3's recipe
+        fp8 = BYTES_PER_ELEMENT["fp8"] / 2.0                          # of a 16-bit count
+        kept_qkv = np.where(np.isfinite(mla_cache), np.asarray(mla_cache, dtype=float) / e, qkv)
+        attn8 = kept_qkv + E5M6_BYTES / 2.0 * 2 * heads * head_dim + hidden
+        f = ffn_eff / np.where(gated, 1.5, 1.0)
+        ffn8 = np.where(gated, 4 * f * fp8, 2 * f + 2 * f * fp8)      # SwiGLU in / GeLU in + out
+        mlp8 = hidden + ffn8 + 2 * hidden * expert_inputs * fp8
+        attn = np.where(fp8_cache, attn8, attn)
+        mlp = np.where(fp8_cache, mlp8, mlp)
+        shared = np.where(fp8_cache, np.where(parallel_block, 3 * hidden, 0), shared)
     linear = sb * (attn + mlp + norms - shared) * e
     scores = np.where(flash, flash_stats_bytes * heads * sb, 5 * heads * seq_len * sb * e)
-    outside_tp = np.where(parallel_block, 5, 10) * sb * hidden * e    # not sharded without SP
+    # not sharded without SP: norm inputs 4h, QKV and MLP inputs 2h each, two masks h each
+    # (norm inputs and masks only when norm outputs are recomputed)
+    outside = np.where(fp8_cache, np.where(parallel_block, 3, 6), np.where(parallel_block, 5, 10))
+    outside_tp = outside * sb * hidden * e
     sharded = np.where(sequence_parallel, linear / tp,
                        outside_tp + (linear - outside_tp) / tp)
     full = sharded + scores / tp

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import comm, footprint, memory, performance, power, workload
 from .assumptions import DEFAULT, Assumptions
-from .units import (GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH, SECONDS_PER_DAY,
+from .units import (BYTES_PER_ELEMENT, GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH, SECONDS_PER_DAY,
                     SECONDS_PER_HOUR, TERA)
 
 INPUT_COLUMNS = (
@@ -31,7 +31,7 @@ INPUT_COLUMNS = (
     "v_head_dim", "global_batch", "tokens",
     # software stack
     "flash_attention", "parallel_block", "tp_overlap", "pp_overlap", "dp_overlap",
-    "ep_overlap", "balanced_pipeline",
+    "ep_overlap", "balanced_pipeline", "fp8_activations",
     # layout
     "devices", "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute",
     # site
@@ -172,9 +172,25 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     qk_dim = d + np.where(mla, c["qk_rope_head_dim"], 0)
     s_local = s / cp
     flash, ptb = c["flash_attention"], c["parallel_block"]
+    # DeepSeek-V3's FP8 activation recipe (fp8 runs only): with MLA, the up-projections are
+    # recomputed from their cached FP8 latents (kv and, at low rank, q) beside the 16-bit
+    # rotary key; a full-rank query is kept
+    fp8_act = c["fp8_activations"] & c["fp8"]
+    any_fp8_act = _any(fp8_act)
+    fp8_b, q_rank = BYTES_PER_ELEMENT["fp8"], c["q_lora_rank"]
+    mla_cache = np.where(mla, c["kv_lora_rank"] * fp8_b + c["qk_rope_head_dim"] * act_e
+                         + np.where(q_rank > 0, q_rank * fp8_b, heads * qk_dim * act_e),
+                         np.nan) if any_fp8_act else np.nan
     stored, full = memory.activation_bytes_per_layer(
         s_local, b, h, heads, kv, (qk_dim + v_dim) / 2, ffn_eff, t, rc, a.sequence_parallel, act_e,
-        flash, ptb, a.flash_stats_bytes_per_head, moe_share * k)
+        flash, ptb, a.flash_stats_bytes_per_head, moe_share * k, fp8_act, c["gated_mlp"],
+        mla_cache)
+    # the element-wise traffic follows the tensors a layer produces, kept or not: the FP8
+    # recipe changes what is kept, not what is computed (its recomputed norms and SwiGLU
+    # outputs are left out of the traffic, a small share)
+    produced = full if not any_fp8_act else memory.activation_bytes_per_layer(
+        s_local, b, h, heads, kv, (qk_dim + v_dim) / 2, ffn_eff, t, rc, a.sequence_parallel, act_e,
+        flash, ptb, a.flash_stats_bytes_per_head, moe_share * k)[1]
     # 1F1B: min(m, p) micro-batches over the stage's layers, and with interleaving
     # (p - 1)/p of them more on its first chunk (Korthikanti Sec. 4.2.3), whose layers a
     # balanced split has one fewer of (the embedding takes that place)
@@ -211,7 +227,7 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     up = np.where(c["gated_mlp"], 2, 1)
     attn_mm, mlp_mm, core, elem = performance.layer_forward_time(
         tokens_mb, h, heads, kv, d, v_dim, qk_dim, attn_w, up * c["ffn_hidden"], c["ffn_hidden"],
-        1.0, tokens_mb, s, t, full, flop_rate, bw, a.elementwise_traffic_factor, e)
+        1.0, tokens_mb, s, t, produced, flop_rate, bw, a.elementwise_traffic_factor, e)
     dense_mm = attn_mm + mlp_mm
     n_moe = params["moe_layers"]
     if moe:
@@ -219,7 +235,7 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         tokens_per_expert = np.where(E > 0, tokens_mb * k * ep / np.maximum(E, 1), 0)
         moe_attn, moe_mlp, _, _ = performance.layer_forward_time(
             tokens_mb, h, heads, kv, d, v_dim, qk_dim, attn_w, up * c["moe_ffn_hidden"],
-            c["moe_ffn_hidden"], experts_per_device, tokens_per_expert, s, t, full, flop_rate,
+            c["moe_ffn_hidden"], experts_per_device, tokens_per_expert, s, t, produced, flop_rate,
             bw, a.elementwise_traffic_factor, e)
         shared_mm = shared * (performance.gemm_time(tokens_mb, h, up * c["moe_ffn_hidden"] / t,
                                                     flop_rate, bw, e)
@@ -244,7 +260,13 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     core_bwd_extra = np.where(flash, (a.flash_backward_forward_ratio - 2.0) * core_fwd, 0.0)
     fwd_layer = layer_mm + core_fwd + elem
     selective = (rc == workload.RECOMPUTE_CODES["selective"]) & np.logical_not(flash)
-    recompute_layer = np.where(full_rc, fwd_layer, np.where(selective, core, 0.0))
+    up_recompute = 0.0       # the MLA up-projections the FP8 recipe recomputes (not under full)
+    if any_fp8_act:
+        up = performance.gemm_time(tokens_mb, c["kv_lora_rank"], heads * (d + v_dim) / t,
+                                   flop_rate, bw, e) + np.where(q_rank > 0, performance.gemm_time(
+                                       tokens_mb, q_rank, heads * qk_dim / t, flop_rate, bw, e), 0.0)
+        up_recompute = np.where(fp8_act & mla & np.logical_not(full_rc), up, 0.0)
+    recompute_layer = np.where(full_rc, fwd_layer, np.where(selective, core, 0.0)) + up_recompute
     logits_fwd = performance.gemm_time(tokens_mb, h, V / t, flop_rate, bw, e)
     layer_work = 3 * fwd_layer + core_bwd_extra + recompute_layer
     output_work = 3 * logits_fwd
@@ -254,7 +276,7 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         block_mm = np.where(E > 0, moe_layer_mm, dense_mm) if moe else dense_mm
         block_fwd = block_mm + core_fwd + elem
         block_work = 3 * block_fwd + core_bwd_extra + np.where(
-            full_rc, block_fwd, np.where(selective, core, 0.0))
+            full_rc, block_fwd, np.where(selective, core, 0.0)) + up_recompute
         proj_fwd = performance.gemm_time(tokens_mb, 2 * h, h / t, flop_rate, bw, e)
         output_work = output_work + mtp_d * (block_work + 3 * (proj_fwd + logits_fwd))
     # the output layer (and MTP modules): spread over the stages (1/p each), or, in a

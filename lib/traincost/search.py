@@ -40,7 +40,8 @@ import pandas as pd
 
 from . import catalog, layout
 from .assumptions import DEFAULT, Assumptions
-from .estimate import _as_accelerator, columns, fixed_knobs, job_inputs, power_cap_w
+from .estimate import (_as_accelerator, check_fp8_activations, columns, fixed_knobs, job_inputs,
+                       power_cap_w)
 from .inputs import Accelerator, Workload, _check_number
 from .model import evaluate, report_units
 from .units import GIB
@@ -325,6 +326,7 @@ def _groups(accs, devices, wl, fixed, precision, space, site) -> tuple[list, lis
             prec = precision or acc.default_precision
             acc.peak_flop_per_s(prec)                   # raises for a missing precision
             power_cap_w(acc, site)                      # raises for a cap it cannot take
+            check_fp8_activations(wl, prec)             # the FP8 recipe needs fp8
         except ValueError as exc:
             errors.append(exc)
             notes.append(f"left out: {exc}")
@@ -356,7 +358,7 @@ def search(accelerators, devices, *, workload: Workload | None = None, model: st
            layers=None, hidden=None, heads=None, kv_heads=None, ffn_hidden=None, vocab=None,
            gated_mlp=None, experts=None, top_k=None, seq_len=None, global_batch=None,
            tokens=None, attention_kernel=None, parallel_block=None, overlap=None,
-           balanced_pipeline=None, tp=None,
+           balanced_pipeline=None, fp8_activations=None, tp=None,
            pp=None, cp=None, ep=None, vpp=None, zero=None,
            micro_batch=None, recompute=None, precision=None, region=None, grid_intensity=None,
            pue=None, price_per_hour=None, price_model="rental", power_cap=None, site=None,
@@ -419,7 +421,8 @@ def search(accelerators, devices, *, workload: Workload | None = None, model: st
         kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab, gated_mlp=gated_mlp,
         experts=experts, top_k=top_k, seq_len=seq_len, global_batch=global_batch, tokens=tokens,
         attention_kernel=attention_kernel, parallel_block=parallel_block, overlap=overlap,
-        balanced_pipeline=balanced_pipeline, region=region, grid_intensity=grid_intensity,
+        balanced_pipeline=balanced_pipeline, fp8_activations=fp8_activations, region=region,
+        grid_intensity=grid_intensity,
         pue=pue, price_per_hour=price_per_hour, price_model=price_model, power_cap=power_cap,
         assumptions=assumptions)
     fixed = fixed_knobs(tp, pp, cp, ep, vpp, zero, micro_batch, recompute)

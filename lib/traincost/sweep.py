@@ -21,7 +21,8 @@ Input columns (one row per configuration):
                           takes :class:`traincost.ParallelConfig`'s default
 ``dp``                    optional; checked against devices / (tp * pp * cp)
 ``attention_kernel``      the software stack: auto / flash / cudnn / materialized, ``parallel_block``,
-                          ``overlap`` (e.g. "tp,pp,dp"), ``balanced_pipeline``; blank cells
+                          ``overlap`` (e.g. "tp,pp,dp"), ``balanced_pipeline``,
+                          ``fp8_activations`` (fp8 rows only); blank cells
                           keep :class:`traincost.Workload`'s defaults
 ``precision``             bf16 / fp16 / fp8 / tf32 (default bf16, fp16 where there is no bf16)
 ``region``                grid region id (default: world average), or ``grid_gco2e_per_kwh``
@@ -72,7 +73,8 @@ LAYOUT_DEFAULTS = {f.name: f.default for f in fields(ParallelConfig)}
 ARCH_COLUMNS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "gated_mlp",
                 "experts", "top_k")
 #: software-stack columns (see :class:`traincost.Workload`); blank cells keep the defaults
-STACK_COLUMNS = ("attention_kernel", "parallel_block", "overlap", "balanced_pipeline")
+STACK_COLUMNS = ("attention_kernel", "parallel_block", "overlap", "balanced_pipeline",
+                 "fp8_activations")
 _WORKLOAD_COLUMNS = ("model", *ARCH_COLUMNS, "seq_len", "global_batch", "tokens",
                      *STACK_COLUMNS)
 _SITE_COLUMNS = ("region", "pue", "grid_gco2e_per_kwh", "price_usd_per_h", "price_model",
@@ -191,7 +193,7 @@ def _entities(df: pd.DataFrame, assumptions: Assumptions):
                 for c in ARCH_COLUMNS + ("seq_len", "global_batch"):
                     if kw[c] is not None and c != "gated_mlp":
                         kw[c] = _whole(c, kw[c])
-                for c in ("gated_mlp", "parallel_block", "balanced_pipeline"):
+                for c in ("gated_mlp", "parallel_block", "balanced_pipeline", "fp8_activations"):
                     if kw[c] is not None:
                         kw[c] = bool(kw[c])
                 for c in ("attention_kernel", "overlap"):

@@ -25,3 +25,6 @@ LBS_PER_KG = 2.20462262185
 
 #: bytes per element of each training precision's activations and weights
 BYTES_PER_ELEMENT = {"bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "tf32": 4.0, "fp32": 4.0}
+#: DeepSeek-V3's 12-bit E5M6 format for the attention output it caches (arXiv:2412.19437
+#: Sec. 3.3.2): 1 sign + 5 exponent + 6 mantissa bits
+E5M6_BYTES = 12 / 8

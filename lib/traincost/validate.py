@@ -90,6 +90,8 @@ def case_inputs(row: pd.Series, assumptions: Assumptions = DEFAULT) -> tuple[dic
         stack["overlap"] = str(row["overlap"])
     if _given(row.get("balanced_pipeline")):
         stack["balanced_pipeline"] = bool(int(row["balanced_pipeline"]))
+    if _given(row.get("fp8_activations")):
+        stack["fp8_activations"] = bool(int(row["fp8_activations"]))
     if stack:
         wl = replace(wl, **stack)
     kwargs = {k: int(row[k]) for k in _LAYOUT if _given(row.get(k))}
