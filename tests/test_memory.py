@@ -142,6 +142,10 @@ def test_fp8_activation_recipe_fits_deepseek_v3_as_it_ran():
     assert b["activations"] < 0.5 * a["activations"]
     # it recomputes the MLA up-projections: the step is not faster
     assert with_recipe.step_time_s > without.step_time_s
+    # and it says what it rests on
+    assert any(c.startswith("fp8 activations: DeepSeek-V3's memory recipe")
+               for c in with_recipe.caveats)
+    assert not any(c.startswith("fp8 activations") for c in without.caveats)
 
 
 def test_fp8_activation_recipe_needs_fp8():

@@ -179,6 +179,9 @@ class Estimate:
         (:func:`traincost.workload.last_stage_excess`): the model spreads that layer over
         the stages.
 
+        DeepSeek-V3's FP8 activation recipe (``fp8_activations``): checked by one run, and
+        the element-wise work of its recomputed norms and SwiGLU outputs is left out.
+
         A power limit below ``power_cap_measured_min_fraction`` of the device's TDP: the
         clock law behind it was measured between 75% and 100% of the rating.
 
@@ -235,6 +238,12 @@ class Estimate:
                 f"first choice on Hopper and Blackwell) was measured at {speedup:.1f}x "
                 "FlashAttention-2's rate (data/accelerators.csv); if your stack runs it, "
                 "estimate with the cudnn attention kernel.")
+        if self.workload.fp8_activations:
+            out.append(
+                "fp8 activations: DeepSeek-V3's memory recipe, checked only by that run's "
+                "published layout fitting in 80 GB; the element-wise work of recomputing its "
+                "norms and SwiGLU outputs is left out of the step time (the recomputed MLA "
+                "up-projections are in it).")
         cap = power_cap_w(acc, self.site)
         if cap / acc.tdp_w < self.assumptions.power_cap_measured_min_fraction:
             out.append(
