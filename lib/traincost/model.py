@@ -15,8 +15,8 @@ import numpy as np
 
 from . import comm, footprint, memory, performance, power, workload
 from .assumptions import DEFAULT, Assumptions
-from .units import (BYTES_PER_ELEMENT, GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH, SECONDS_PER_DAY,
-                    SECONDS_PER_HOUR, TERA)
+from .units import (BYTES_PER_ELEMENT, GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH,
+                    SECONDS_PER_DAY, SECONDS_PER_HOUR, TERA)
 
 INPUT_COLUMNS = (
     # accelerator (at the chosen precision)
@@ -262,10 +262,11 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     selective = (rc == workload.RECOMPUTE_CODES["selective"]) & np.logical_not(flash)
     up_recompute = 0.0       # the MLA up-projections the FP8 recipe recomputes (not under full)
     if any_fp8_act:
-        up = performance.gemm_time(tokens_mb, c["kv_lora_rank"], heads * (d + v_dim) / t,
-                                   flop_rate, bw, e) + np.where(q_rank > 0, performance.gemm_time(
-                                       tokens_mb, q_rank, heads * qk_dim / t, flop_rate, bw, e), 0.0)
-        up_recompute = np.where(fp8_act & mla & np.logical_not(full_rc), up, 0.0)
+        kv_up = performance.gemm_time(tokens_mb, c["kv_lora_rank"], heads * (d + v_dim) / t,
+                                      flop_rate, bw, e)
+        q_up = performance.gemm_time(tokens_mb, q_rank, heads * qk_dim / t, flop_rate, bw, e)
+        up_proj = kv_up + np.where(q_rank > 0, q_up, 0.0)
+        up_recompute = np.where(fp8_act & mla & np.logical_not(full_rc), up_proj, 0.0)
     recompute_layer = np.where(full_rc, fwd_layer, np.where(selective, core, 0.0)) + up_recompute
     logits_fwd = performance.gemm_time(tokens_mb, h, V / t, flop_rate, bw, e)
     layer_work = 3 * fwd_layer + core_bwd_extra + recompute_layer
