@@ -692,6 +692,20 @@ def _cards(cells) -> str:
         for k, v in cells) + "</div>"
 
 
+def _clears(box, message, texts=(), images=()):
+    """An ``on_error`` for :class:`_Refresher`: no result, the message shown in place, the
+    HTML ``texts`` emptied and the ``images`` emptied and hidden."""
+    def on_error(text):
+        box.result = None
+        message.value = _message_html(text)
+        for t in texts:
+            t.value = ""
+        for im in images:
+            im.value = b""
+            im.layout.display = "none"
+    return on_error
+
+
 class _Refresher:
     """Recompute on any watched control; never let an exception out of a callback.
 
@@ -972,12 +986,7 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
             label=f"tp{p['tp']} pp{p['pp']} dp{result['parallel']['dp']}"))
         chart.layout.display = None
 
-    def on_error(text):
-        box.result = None
-        message.value = _message_html(text)
-        summary.value = ""
-        chart.value = b""
-        chart.layout.display = "none"
+    on_error = _clears(box, message, [summary], [chart])
 
     return _Refresher(update, on_error).attach(box, controls)
 
@@ -1123,12 +1132,7 @@ def power_cap_explorer(model: str = "llama2-7b", accelerator: str = "h100-sxm5-8
                   "for energy"))
         chart.layout.display = None
 
-    def on_error(text):
-        box.result = None
-        message.value = _message_html(text)
-        summary.value = ""
-        chart.value = b""
-        chart.layout.display = "none"
+    on_error = _clears(box, message, [summary], [chart])
 
     return _Refresher(update, on_error).start(box, controls)
 
@@ -1229,12 +1233,7 @@ def region_carbon(model: str = "llama2-7b", accelerator: str = "h100-sxm5-80gb",
         chart.layout.display = None
         table.value = carbon_table_html(df)
 
-    def on_error(text):
-        box.result = None
-        message.value = _message_html(text)
-        table.value = ""
-        chart.value = b""
-        chart.layout.display = "none"
+    on_error = _clears(box, message, [table], [chart])
 
     refresh = _Refresher(update, on_error)
     return refresh.start(box, controls)
@@ -2192,11 +2191,6 @@ def validation_explorer(table: pd.DataFrame | None = None, families=None,
         chart.layout.display = None
         cases.value = validation_cases_html(t)
 
-    def on_error(text):
-        box.result = None
-        message.value = _message_html(text)
-        summary.value = cases.value = ""
-        chart.value = b""
-        chart.layout.display = "none"
+    on_error = _clears(box, message, [summary, cases], [chart])
 
     return _Refresher(update, on_error).attach(box, controls)
