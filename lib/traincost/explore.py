@@ -340,7 +340,7 @@ def power_cap_tradeoff(params: dict, fractions=POWER_CAP_FRACTIONS,
                          "energy_change_pct": 100 * (d["facility_energy_mwh"]
                                                      / ref["facility_energy_mwh"] - 1),
                          "extrapolated": f < assumptions.power_cap_measured_min_fraction})
-    except (ValueError, TypeError) as exc:
+    except ValueError as exc:
         return str(exc)
     return pd.DataFrame(rows).set_index("power_cap_w")
 

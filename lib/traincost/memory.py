@@ -18,6 +18,12 @@ from .units import BYTES_PER_ELEMENT, E5M6_BYTES
 from .workload import RECOMPUTE_CODES
 
 
+#: f-wide tensors a gated (SwiGLU) MLP stores per token over a GeLU MLP's: three (gate and
+#: up outputs, SwiGLU output) against two (GeLU input and output); callers pass
+#: ``ffn_eff`` = this x f for gated MLPs (Korthikanti et al. [2] count 4f for GeLU)
+GATED_MLP_STORE_FACTOR = 3 / 2
+
+
 def model_state_bytes(params, dp, zero, weight_bytes, grad_bytes, optimizer_bytes):
     """Weights, gradients and optimizer states on one device.
 
@@ -139,7 +145,7 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
         fp8 = BYTES_PER_ELEMENT["fp8"] / 2.0                          # of a 16-bit count
         kept_qkv = np.where(np.isfinite(mla_cache), np.asarray(mla_cache, dtype=float) / e, qkv)
         attn8 = kept_qkv + E5M6_BYTES / 2.0 * 2 * heads * head_dim + hidden
-        f = ffn_eff / np.where(gated, 1.5, 1.0)
+        f = ffn_eff / np.where(gated, GATED_MLP_STORE_FACTOR, 1.0)
         ffn8 = np.where(gated, 4 * f * fp8, 2 * f + 2 * f * fp8)      # SwiGLU in / GeLU in + out
         mlp8 = hidden + ffn8 + 2 * hidden * expert_inputs * fp8
         attn = np.where(fp8_cache, attn8, attn)

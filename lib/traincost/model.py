@@ -165,7 +165,7 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     else:
         expert_on_device = 0.0                       # dense: no expert weights
     moe_share = params["moe_layers"] / L
-    gate = np.where(c["gated_mlp"], 1.5, 1.0)        # gated MLPs store three f-wide tensors
+    gate = np.where(c["gated_mlp"], memory.GATED_MLP_STORE_FACTOR, 1.0)
     ffn_eff = gate * ((1 - moe_share) * c["ffn_hidden"]
                       + moe_share * (k + shared) * c["moe_ffn_hidden"])
     v_dim = np.where(mla, c["v_head_dim"], d)
