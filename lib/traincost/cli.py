@@ -1,4 +1,4 @@
-"""Command-line interface: ``traincost estimate | compare | catalog``.
+"""Command-line interface: ``traincost estimate | compare | search | validate | catalog``.
 
 Every flag maps to a keyword of :func:`traincost.estimate`. Bad input exits with status 2
 and one line on stderr naming the flag; nothing is printed on stdout then.
@@ -146,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--family", choices=("throughput", "device_hours", "train_days", "power",
                                           "energy", "emissions"),
                      help="only this metric family")
+    val.add_argument("--case", metavar="ID",
+                     help="one published run in full: source, assumed inputs, the estimate's "
+                          "layout, breakdown and caveats, predicted vs reported")
     val.add_argument("--json", action="store_true")
 
     cat = sub.add_parser("catalog", help="list accelerators, models, regions or PUE")
@@ -238,7 +241,38 @@ def _catalog(table: str) -> pd.DataFrame:
     return catalog.regions()[["kind", "name", "grid_gco2e_per_kwh", "year", "source"]]
 
 
+def _validate_case(args) -> None:
+    from .validate import explain_case
+    d = explain_case(args.case)
+    table = d["comparisons"]
+    if args.family:
+        table = table[table["family"] == args.family]
+    if args.json:
+        print(json.dumps(_clean({**{k: v for k, v in d.items()
+                                    if k not in ("estimate", "comparisons")},
+                                 "estimate": d["estimate"].to_dict(),
+                                 "comparisons": table.to_dict(orient="records")}), indent=2))
+        return
+    print(f"{d['case']}: {d['name']}")
+    print(f"  source      {d['source']} ({d['source_locator']}; {d['source_date']}); "
+          f"status {d['status']}")
+    print("  inputs      " + ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
+                                       for k, v in d["inputs"].items()))
+    print(f"  assumed     {d['note'] or 'nothing: the source states every input used'}")
+    print(f"  model gap   {d['model_gap'] or 'none'}")
+    _print_estimate(d["estimate"].to_dict())
+    for _, r in table.iterrows():
+        print(f"  published   {r['metric']}: reported {r['reported']:.4g}, predicted "
+              f"{r['predicted']:.4g} ({r['error_pct']:+.1f}%)"
+              + (", by construction" if r["by_construction"] else ""))
+    if table.empty:
+        print("  published   no figure of this family to compare")
+
+
 def _validate(args) -> None:
+    if args.case:
+        _validate_case(args)
+        return
     from .validate import compare_published, summary
     table = compare_published()
     if args.family:

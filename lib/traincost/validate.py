@@ -147,11 +147,24 @@ def _as_run(kwargs: dict, assumptions: Assumptions, est, stated, notes: list):
     return fast, stated
 
 
-def predict_case(row: pd.Series, assumptions: Assumptions = DEFAULT):
-    """Estimate one published case from its configuration. Returns an Estimate."""
+def _case_estimate(row: pd.Series, assumptions: Assumptions):
+    """(Estimate, the stated device count when another was evaluated, note) of one case.
+
+    The note says what the source left out and the validation assumed, and where the
+    memory model missed a run that fit. Raises ValueError when no layout exists at all.
+    """
     kwargs, filled = case_inputs(row, assumptions)
     est, stated = _estimate_near(kwargs, assumptions, filled)
-    return _as_run(kwargs, assumptions, est, stated, [])[0]
+    notes = []
+    est, stated = _as_run(kwargs, assumptions, est, stated, notes)
+    if filled:
+        notes.append(f"not in source, assumed: {', '.join(filled)}")
+    return est, stated, "; ".join(notes)
+
+
+def predict_case(row: pd.Series, assumptions: Assumptions = DEFAULT):
+    """Estimate one published case from its configuration. Returns an Estimate."""
+    return _case_estimate(row, assumptions)[0]
 
 
 #: predictions that scale with the wall-clock time (goodput included)
@@ -200,13 +213,7 @@ def compare_published(runs: pd.DataFrame | None = None,
         if not needed:
             continue
         try:
-            kwargs, filled = case_inputs(row, assumptions)
-            est, stated = _estimate_near(kwargs, assumptions, filled)
-            notes = []
-            est, stated = _as_run(kwargs, assumptions, est, stated, notes)
-            if filled:
-                notes.append(f"not in source, assumed: {', '.join(filled)}")
-            note = "; ".join(notes)
+            est, stated, note = _case_estimate(row, assumptions)
             p = est.parallel
             lay = f"tp{p.tp} pp{p.pp} dp{int(est.report['dp'])} v{p.vpp} b{p.micro_batch} " \
                   f"{p.recompute} z{p.zero}"
@@ -244,6 +251,67 @@ def compare_published(runs: pd.DataFrame | None = None,
     return pd.DataFrame(rows, columns=["case", "family", "metric", "predicted", "reported",
                                        "error_pct", "status", "basis", "by_construction",
                                        "layout", "microbatches", "model_gap", "note"])
+
+
+def _plain(value):
+    """A CSV cell as a plain Python value: whole numbers below 1e9 as int, else float/str."""
+    if isinstance(value, (float, np.floating, np.integer)):
+        value = float(value)
+        return int(value) if value.is_integer() and abs(value) < 1e9 else value
+    return value
+
+
+#: columns of a published run that say where its figures come from and how far they reach
+_PROVENANCE = ("name", "source", "source_locator", "source_date", "status", "model_gap",
+               "notes")
+
+
+def explain_case(case: str, runs: pd.DataFrame | None = None,
+                 assumptions: Assumptions = DEFAULT) -> dict:
+    """One published case in full: its source, what the validation assumed where the
+    source is silent, the estimate (layout, breakdown, caveats) and predicted vs reported.
+
+    Parameters
+    ----------
+    case : str
+        A case id of ``data/published_runs.csv`` (``traincost validate`` lists them).
+    runs : DataFrame, optional
+        Published runs (default: the catalog's ``published_runs``).
+    assumptions : Assumptions
+        Modelling constants.
+
+    Returns
+    -------
+    dict with ``case``, the provenance columns (name, source, source_locator, source_date,
+    status, model_gap, notes), ``inputs`` (the configuration columns the source states),
+    ``note`` (what was assumed, and any memory-model miss), ``estimate`` (the
+    :class:`~traincost.estimate.Estimate`) and ``comparisons`` (this case's rows of
+    :func:`compare_published`).
+
+    Raises
+    ------
+    ValueError
+        ``case`` is not a published run id (the message names the closest ids), or no
+        layout of the run exists at all.
+    """
+    import difflib
+
+    runs = catalog.published_runs() if runs is None else runs
+    key = str(case).strip()
+    if key not in runs.index:
+        close = difflib.get_close_matches(key, list(runs.index), n=3, cutoff=0.4)
+        hint = f"closest: {', '.join(close)}" if close else "none is close"
+        raise ValueError(f"case: unknown {case!r}; {hint} (`traincost validate` lists all "
+                         f"{len(runs)} published runs)")
+    row = runs.loc[key]
+    est, _, note = _case_estimate(row, assumptions)
+    reported = {c for c, _, _ in METRICS}
+    inputs = {c: _plain(row[c]) for c in row.index
+              if c not in reported and c not in _PROVENANCE and _given(row[c])
+              and not c.endswith("_basis")}
+    return {"case": key, **{c: (row[c] if _given(row.get(c)) else "") for c in _PROVENANCE},
+            "inputs": inputs, "note": note, "estimate": est,
+            "comparisons": compare_published(runs.loc[[key]], assumptions)}
 
 
 def step_time_points(table: pd.DataFrame, cases) -> pd.DataFrame:
