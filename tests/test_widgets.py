@@ -712,6 +712,35 @@ def test_validation_explorer_filters_by_family(published):
     assert len(box.result) == int((published["family"] == "throughput").sum()) - n_gap
 
 
+def test_case_explorer_shows_one_run_in_full():
+    # Llama 2 34B: the paper states batch (4M tokens), tokens (2T) and the 350 W cap but no
+    # GPU count, so the validation assumes LLaMA's 2048 (Touvron et al. 2023, Sec. 2.4)
+    box = widgets.case_explorer()
+    assert box.message.value == "" and box.result["case"] == "llama2-34b"
+    assert "<b>Assumed</b>: not in source, assumed: devices 2048" in box.summary.value
+    assert "power_cap_w 350" in box.summary.value and "Model gap" not in box.summary.value
+    assert "1,040,000" in box.summary.value                   # 1,038,336 GPU-h, 3 digits
+    assert box.chart.value[:8] == PNG_MAGIC
+    # Frontier's FLOP convention is unsettled: a model gap, shown as such
+    box.controls["case"].value = "frontier-1t-3072gcd"
+    assert box.result["case"] == "frontier-1t-3072gcd" and "Model gap" in box.summary.value
+    assert "tp4 pp128 dp6" in box.summary.value                # the authors' script, 3072 GCDs
+
+
+def test_case_explorer_errors_are_shown_in_place(monkeypatch):
+    with pytest.raises(ValueError, match="case: unknown 'llama2-35b'"):
+        widgets.case_explorer("llama2-35b")
+    box = widgets.case_explorer("sc21-t1-1.7b")
+    from traincost import validate
+
+    def no_layout(case):
+        raise ValueError("devices: no layout of the batch")
+    monkeypatch.setattr(validate, "explain_case", no_layout)
+    box.controls["case"].value = "sc21-t1-3.6b"
+    assert "devices: no layout" in box.message.value and box.result is None
+    assert box.summary.value == "" and box.chart.value == b""
+
+
 def test_validation_explorer_empty_selection_is_a_message(published):
     box = widgets.validation_explorer(published)
     box.controls["families"].value = ()

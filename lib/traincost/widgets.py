@@ -21,7 +21,7 @@ Builders, by notebook: :func:`run_cost` (00), :func:`compare_accelerators` (01),
 :func:`flops_and_memory` (02), :func:`parallelism_explorer` (03), :func:`power_explorer`
 and :func:`region_carbon` (05), :func:`rent_or_own` and :func:`cheapest_for_deadline` (06),
 :func:`measured_vs_estimated` (08), :func:`find_best_layout` (04, on :func:`traincost.search`)
-and :func:`validation_explorer` (07, on :mod:`traincost.validate`). The arithmetic of 02-06
+and :func:`validation_explorer` and :func:`case_explorer` (07, on :mod:`traincost.validate`). The arithmetic of 02-06
 lives in :mod:`traincost.explore`, that of 08 in :mod:`traincost.measure`.
 """
 
@@ -2192,5 +2192,83 @@ def validation_explorer(table: pd.DataFrame | None = None, families=None,
         cases.value = validation_cases_html(t)
 
     on_error = _clears(box, message, [summary, cases], [chart])
+
+    return _Refresher(update, on_error).attach(box, controls)
+
+
+def case_html(case: dict) -> str:
+    """One published case in full (:func:`traincost.validate.explain_case`) as HTML: its
+    source, what it states and what the validation assumed, the predicted layout and step,
+    predicted against published, and the estimate's caveats."""
+    est = case["estimate"].to_dict()
+    p = est["parallel"]
+    esc = html.escape
+    gap = (f"<div style='border-left:3px solid #D55E00;padding:4px 10px;margin:6px 0'>"
+           f"<b>Model gap</b> (out of the fit): {esc(case['model_gap'])}</div>"
+           if case["model_gap"] else "")
+    stated = ", ".join(f"{k} {sig(v) if isinstance(v, float) else v}"
+                       for k, v in case["inputs"].items())
+    cells = [("Layout", f"tp{p['tp']} pp{p['pp']} dp{p['dp']} vpp{p['vpp']} "
+                        f"b{p['micro_batch']} {p['recompute']} z{p['zero']}"),
+             ("Step", f"{sig(est['step_time_s'])} s"),
+             ("MFU", f"{sig(100 * est['mfu'])} %"),
+             ("Memory", f"{sig(est['memory_gib_per_device'])} of "
+                        f"{sig(est['hbm_gib_per_device'])} GiB")]
+    t = case["comparisons"]
+    compared = pd.DataFrame({"metric": t["metric"], "predicted": [sig(v) for v in t["predicted"]],
+                             "published": [sig(v) for v in t["reported"]],
+                             "error [%]": [sig(v) for v in t["error_pct"]]})
+    caveats = "".join(f"<li>{esc(c)}</li>" for c in est.get("caveats", []))
+    return (f"<h4>{esc(case['case'])}: {esc(case['name'])}</h4>"
+            f"<div><b>Source</b> ({esc(case['status'])}): {esc(case['source'])}; "
+            f"{esc(case['source_locator'])} ({esc(str(case['source_date']))})</div>{gap}"
+            f"<div><b>Stated</b>: {esc(stated)}</div>"
+            f"<div><b>Assumed</b>: {esc(case['note'] or 'nothing beyond the model')}</div>"
+            + _cards(cells)
+            + compared.to_html(index=False, escape=True, border=0, classes="traincost-table")
+            + (f"<details><summary>caveats of the estimate</summary><ul>{caveats}</ul>"
+               "</details>" if caveats else ""))
+
+
+def case_explorer(case: str = "llama2-34b") -> widgets.VBox:
+    """One published run in full: pick a case, see its source, what the validation had to
+    assume, the predicted layout, where its step time and memory go, and the comparison.
+
+    Parameters
+    ----------
+    case : str
+        Case id of ``data/published_runs.csv`` selected at start.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        ``controls`` (``case``), ``message``, ``summary`` (HTML: :func:`case_html`),
+        ``chart`` (Image: :func:`traincost.plotting.layout_bars`), ``result`` (the dict
+        of :func:`traincost.validate.explain_case`, None after an error), ``refresh()``.
+    """
+    from . import validate
+
+    ids = sorted(catalog.published_runs().index)
+    _check_choice("case", case, ids)
+    controls = {"case": widgets.Dropdown(options=ids, value=case, description="case",
+                                         style=_STYLE, layout=_WIDE)}
+    message, summary = widgets.HTML(), widgets.HTML()
+    chart = widgets.Image(format="png", layout=widgets.Layout(max_width="900px"))
+    box = widgets.VBox([controls["case"], message, summary, chart])
+    box.controls, box.message, box.summary, box.chart, box.result = \
+        controls, message, summary, chart, None
+
+    def update():
+        d = validate.explain_case(controls["case"].value)
+        est = d["estimate"]
+        box.result = d
+        message.value = ""
+        summary.value = case_html(d)
+        chart.value = _png(plotting.layout_bars(
+            est.step_breakdown_s(), est.memory_breakdown_gib(),
+            est.accelerator.hbm_bytes / GIB, label=d["case"]))
+        chart.layout.display = None
+
+    on_error = _clears(box, message, [summary], [chart])
 
     return _Refresher(update, on_error).attach(box, controls)
