@@ -34,7 +34,7 @@ def test_columns_in_contract_order():
     assert list(RUNS.columns) == (
         "id name run_type model_preset accelerator devices tp pp dp cp ep vpp global_batch "
         "micro_batch seq_len recompute precision attention_kernel parallel_block overlap "
-        "balanced_pipeline fp8_activations zero power_cap_w tokens "
+        "balanced_pipeline fp8_activations zero power_cap_w tokens total_flop "
         "reported_hardware_tflops_per_device "
         "reported_model_tflops_per_device reported_mfu reported_step_time_s reported_train_days "
         "reported_device_hours time_basis reported_avg_power_w_per_device power_basis reported_energy_mwh "
@@ -333,3 +333,35 @@ def test_megascale_530b_weak_scaling_rows():
     gap = [df.loc[f"megascale-530b-megascale-{n}", "reported_mfu"]
            - df.loc[f"megascale-530b-megatron-{n}", "reported_mfu"] for n in (2240, 4480, 11200)]
     assert max(gap) == pytest.approx(0.061)
+
+
+def test_patterson_total_computation_is_rate_times_chips_times_days():
+    # Patterson et al. 2021 Table 4: total FLOP = measured TFLOP/s x chips x training days
+    # (T5: 45.6 x 512 x 20 d = 4.03e22 vs 4.05e22; GPT-3: 24.6 x 10,000 x 14.8 d = 3.15e23
+    # vs 3.14e23), and GPT-3's 300B tokens x 6 x 175B parameters = 3.15e23 (Brown et al.)
+    for case in ("patterson-t5-11b", "patterson-gpt3-175b"):
+        row = RUNS.set_index("id").loc[case]
+        rate = row["reported_hardware_tflops_per_device"]     # T5: Xprof, executed ops
+        if pd.isna(rate):
+            rate = row["reported_model_tflops_per_device"]        # GPT-3: OpenAI's count
+        work = rate * 1e12 * row["devices"] * row["reported_train_days"] * 86400
+        assert work == pytest.approx(row["total_flop"], rel=0.01), case
+    gpt3 = RUNS.set_index("id").loc["patterson-gpt3-175b"]
+    assert 6 * 175e9 * gpt3["tokens"] == pytest.approx(gpt3["total_flop"], rel=0.01)
+
+
+def test_llama_normalised_rows_are_their_original_runs():
+    # LLaMA Table 15 re-prices BLOOM's and OPT's GPU-hours (1,082,880 vs BLOOM's 1,082,990;
+    # OPT's 992 GPUs x 34 days) and states no input of its own: the rows carry the runs'
+    runs = RUNS.set_index("id")
+    for norm, orig, cols in (
+            ("bloom-176b-llama-normalized", "bloom-176b",
+             ["devices", "tp", "pp", "dp", "global_batch", "micro_batch", "seq_len",
+              "recompute", "precision", "zero", "tokens"]),
+            ("opt-175b-llama-normalized", "opt-175b",
+             ["devices", "seq_len", "precision", "zero", "tokens"])):
+        assert runs.loc[norm, cols].equals(runs.loc[orig, cols]), norm
+    assert runs.loc["opt-175b", "tokens"] == 180e9 and runs.loc["bloom-176b", "tokens"] == 366e9
+    assert runs.loc["bloom-176b-llama-normalized", "reported_device_hours"] == \
+        pytest.approx(runs.loc["bloom-176b", "reported_device_hours"], rel=1e-3)
+    assert runs.loc["opt-175b-llama-normalized", "reported_device_hours"] == 992 * 34 * 24

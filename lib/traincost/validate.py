@@ -65,7 +65,8 @@ BY_CONSTRUCTION = ("device_hours_x_power_x_pue", "dynamic_only")
 
 def case_inputs(row: pd.Series, assumptions: Assumptions = DEFAULT) -> tuple[dict, list[str]]:
     """Keyword arguments of :func:`traincost.estimate` for a published case, and the list
-    of inputs the source did not state (filled from ``assumptions.validation_*``)."""
+    of inputs the source did not state (filled from ``assumptions.validation_*``, or the
+    token count from the source's total computation, ``total_flop``)."""
     filled = []
     seq_len = int(row["seq_len"]) if _given(row.get("seq_len")) else \
         int(catalog.models().loc[row["model_preset"], "seq_len"])
@@ -94,6 +95,16 @@ def case_inputs(row: pd.Series, assumptions: Assumptions = DEFAULT) -> tuple[dic
         stack["fp8_activations"] = bool(int(row["fp8_activations"]))
     if stack:
         wl = replace(wl, **stack)
+    if not _given(row.get("tokens")) and _given(row.get("total_flop")):
+        # the source states the work, not the tokens (Patterson et al. 2021 Table 4):
+        # run as many tokens as make the model FLOP equal to it
+        from .explore import flop_per_token_parts
+
+        parts = flop_per_token_parts(wl)
+        per_token = parts["layer_matmuls"] + parts["attention_core"] + parts["output_layer"]
+        wl = replace(wl, tokens=float(row["total_flop"]) / per_token)
+        filled.append(f"tokens {wl.tokens:.3g} (the stated {float(row['total_flop']):.3g} "
+                      "FLOP / the model FLOP per token)")
     kwargs = {k: int(row[k]) for k in _LAYOUT if _given(row.get(k))}
     if _given(row.get("recompute")):
         kwargs["recompute"] = str(row["recompute"])
