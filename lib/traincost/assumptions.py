@@ -285,9 +285,13 @@ class Assumptions:
         "Device count assumed for a published run that reports device-hours but not its "
         "device count; device-hours depend on it only through communication and bubble.")
     validation_default_batch_tokens: float = _a(
-        4.0e6, "tokens", "Touvron et al. 2023 (LLaMA) Sec. 2.3 and Llama 2 (arXiv:2307.09288) "
-        "Sec. 2.2: global batch of 4M tokens", "reported",
-        "Tokens per optimizer step assumed for a published run that does not state its batch.")
+        4194304.0, "tokens", "Touvron et al. 2023 (LLaMA) Sec. 2.3 and Llama 2 (arXiv:2307.09288) "
+        "Sec. 2.2: global batch of '4M tokens', which is 2^22: 2048 sequences of 2048 (LLaMA) "
+        "and 1024 of 4096 (Llama 2)", "reported",
+        "Tokens per optimizer step assumed for a published run that does not state its batch. "
+        "A power of two, as those batches are: 4.0e6 tokens of 8192 gave 488 sequences, which "
+        "only data-parallel degrees dividing 488 = 8 x 61 could split, and forced an 8B model "
+        "onto tp 8 x pp 16.")
 
 
 #: the sourced priors, before any fit
