@@ -27,6 +27,7 @@ Examples
 
 from __future__ import annotations
 
+import difflib
 import math
 import sys
 from dataclasses import replace
@@ -37,6 +38,7 @@ import pandas as pd
 from . import catalog
 from .assumptions import DEFAULT, Assumptions
 from .estimate import estimate
+from .explore import flop_per_token_parts
 
 #: (reported column, predicted key, metric family) compared for each case
 METRICS = (
@@ -98,8 +100,6 @@ def case_inputs(row: pd.Series, assumptions: Assumptions = DEFAULT) -> tuple[dic
     if not _given(row.get("tokens")) and _given(row.get("total_flop")):
         # the source states the work, not the tokens (Patterson et al. 2021 Table 4):
         # run as many tokens as make the model FLOP equal to it
-        from .explore import flop_per_token_parts
-
         parts = flop_per_token_parts(wl)
         per_token = parts["layer_matmuls"] + parts["attention_core"] + parts["output_layer"]
         wl = replace(wl, tokens=float(row["total_flop"]) / per_token)
@@ -220,48 +220,61 @@ def compare_published(runs: pd.DataFrame | None = None,
     runs = catalog.published_runs() if runs is None else runs
     rows = []
     for case, row in runs.iterrows():
-        needed = [c for c, _, _ in METRICS if _given(row.get(c))]
-        if not needed:
+        if not any(_given(row.get(c)) for c, _, _ in METRICS):
             continue
         try:
             est, stated, note = _case_estimate(row, assumptions)
-            p = est.parallel
-            lay = f"tp{p.tp} pp{p.pp} dp{int(est.report['dp'])} v{p.vpp} b{p.micro_batch} " \
-                  f"{p.recompute} z{p.zero}"
-            micro = float(est.report["num_microbatches"])
         except ValueError as exc:
-            est, stated, note, lay, micro = None, None, f"cannot estimate: {exc}", "", math.nan
-        for col, key, family in METRICS:
-            if not _given(row.get(col)):
-                continue
-            if key == "avg_power_w_per_device" and row.get("power_basis") != "measured":
-                continue                      # an assumed power (TDP, cap) tests nothing
-            if family == "energy" and row.get("energy_basis") != "dynamic_only" \
-                    and not _given(row.get("reported_pue")):
-                continue                      # without the run's PUE we would test our default
-            if family == "emissions" and not (_given(row.get("reported_pue"))
-                                              and _given(row.get("reported_grid_gco2e_per_kwh"))):
-                continue                      # ... and without its grid, our region default
-            reported = float(row[col])
-            predicted = _predicted(est, key, row, stated) if est is not None else math.nan
-            basis = row.get("energy_basis") if family == "energy" else row.get("power_basis", "")
-            # device-hours x an *assumed* power (TDP, cap) x PUE: arithmetic, not the power
-            # model; with a measured power (Patterson's GPT-3, T5) it tests the power model
-            by_construction = family == "energy" and basis in BY_CONSTRUCTION \
-                and row.get("power_basis") != "measured"
-            gap = row.get("model_gap")
-            rows.append({"case": case, "family": family, "metric": key,
-                         "predicted": predicted, "reported": reported,
-                         "error_pct": 100.0 * (predicted - reported) / reported,
-                         "status": row.get("status", ""),
-                         "basis": basis if isinstance(basis, str) else "",
-                         "by_construction": by_construction, "layout": lay,
-                         "microbatches": micro,
-                         "model_gap": gap if isinstance(gap, str) else "",
-                         "note": note})
-    return pd.DataFrame(rows, columns=["case", "family", "metric", "predicted", "reported",
-                                       "error_pct", "status", "basis", "by_construction",
-                                       "layout", "microbatches", "model_gap", "note"])
+            est, stated, note = None, None, f"cannot estimate: {exc}"
+        rows += _compared(case, row, est, stated, note)
+    return pd.DataFrame(rows, columns=_COMPARED)
+
+
+#: columns of :func:`compare_published`'s table
+_COMPARED = ["case", "family", "metric", "predicted", "reported", "error_pct", "status",
+             "basis", "by_construction", "layout", "microbatches", "model_gap", "note"]
+
+
+def _compared(case: str, row: pd.Series, est, stated, note: str) -> list[dict]:
+    """The figures of one case that test the model, predicted (by ``est``, None when the
+    case cannot be estimated) against reported: one dict per figure, keys ``_COMPARED``."""
+    if est is not None:
+        p = est.parallel
+        lay = f"tp{p.tp} pp{p.pp} dp{int(est.report['dp'])} v{p.vpp} b{p.micro_batch} " \
+              f"{p.recompute} z{p.zero}"
+        micro = float(est.report["num_microbatches"])
+    else:
+        lay, micro = "", math.nan
+    rows = []
+    for col, key, family in METRICS:
+        if not _given(row.get(col)):
+            continue
+        if key == "avg_power_w_per_device" and row.get("power_basis") != "measured":
+            continue                      # an assumed power (TDP, cap) tests nothing
+        if family == "energy" and row.get("energy_basis") != "dynamic_only" \
+                and not _given(row.get("reported_pue")):
+            continue                      # without the run's PUE we would test our default
+        if family == "emissions" and not (_given(row.get("reported_pue"))
+                                          and _given(row.get("reported_grid_gco2e_per_kwh"))):
+            continue                      # ... and without its grid, our region default
+        reported = float(row[col])
+        predicted = _predicted(est, key, row, stated) if est is not None else math.nan
+        basis = row.get("energy_basis") if family == "energy" else row.get("power_basis", "")
+        # device-hours x an *assumed* power (TDP, cap) x PUE: arithmetic, not the power
+        # model; with a measured power (Patterson's GPT-3, T5) it tests the power model
+        by_construction = family == "energy" and basis in BY_CONSTRUCTION \
+            and row.get("power_basis") != "measured"
+        gap = row.get("model_gap")
+        rows.append({"case": case, "family": family, "metric": key,
+                     "predicted": predicted, "reported": reported,
+                     "error_pct": 100.0 * (predicted - reported) / reported,
+                     "status": row.get("status", ""),
+                     "basis": basis if isinstance(basis, str) else "",
+                     "by_construction": by_construction, "layout": lay,
+                     "microbatches": micro,
+                     "model_gap": gap if isinstance(gap, str) else "",
+                     "note": note})
+    return rows
 
 
 def _plain(value):
@@ -305,8 +318,6 @@ def explain_case(case: str, runs: pd.DataFrame | None = None,
         ``case`` is not a published run id (the message names the closest ids), or no
         layout of the run exists at all.
     """
-    import difflib
-
     runs = catalog.published_runs() if runs is None else runs
     key = str(case).strip()
     if key not in runs.index:
@@ -315,14 +326,15 @@ def explain_case(case: str, runs: pd.DataFrame | None = None,
         raise ValueError(f"case: unknown {case!r}; {hint} (`traincost validate` lists all "
                          f"{len(runs)} published runs)")
     row = runs.loc[key]
-    est, _, note = _case_estimate(row, assumptions)
+    est, stated, note = _case_estimate(row, assumptions)
     reported = {c for c, _, _ in METRICS}
     inputs = {c: _plain(row[c]) for c in row.index
               if c not in reported and c not in _PROVENANCE and _given(row[c])
               and not c.endswith("_basis")}
     return {"case": key, **{c: (row[c] if _given(row.get(c)) else "") for c in _PROVENANCE},
             "inputs": inputs, "note": note, "estimate": est,
-            "comparisons": compare_published(runs.loc[[key]], assumptions)}
+            "comparisons": pd.DataFrame(_compared(key, row, est, stated, note),
+                                        columns=_COMPARED)}
 
 
 def step_time_points(table: pd.DataFrame, cases) -> pd.DataFrame:
