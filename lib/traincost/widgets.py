@@ -21,8 +21,9 @@ Builders, by notebook: :func:`run_cost` (00), :func:`compare_accelerators` (01),
 :func:`flops_and_memory` (02), :func:`parallelism_explorer` (03), :func:`power_explorer`
 and :func:`region_carbon` (05), :func:`rent_or_own` and :func:`cheapest_for_deadline` (06),
 :func:`measured_vs_estimated` (08), :func:`find_best_layout` (04, on :func:`traincost.search`)
-and :func:`validation_explorer` and :func:`case_explorer` (07, on :mod:`traincost.validate`). The arithmetic of 02-06
-lives in :mod:`traincost.explore`, that of 08 in :mod:`traincost.measure`.
+and :func:`validation_explorer` and :func:`case_explorer` (07, on :mod:`traincost.validate`).
+The arithmetic of 02-06 lives in :mod:`traincost.explore`, that of 08 in
+:mod:`traincost.measure`.
 """
 
 from __future__ import annotations
