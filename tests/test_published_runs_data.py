@@ -382,3 +382,12 @@ def test_llama31_card_hours_imply_the_fractions_of_peak_their_gaps_state():
     assert 0.33 < implied["llama3.1-405b"] < 0.38
     assert runs.loc["llama3.1-8b", "model_gap"] and runs.loc["llama3.1-70b", "model_gap"]
     assert not isinstance(runs.loc["llama3.1-405b", "model_gap"], str)
+
+
+def test_llama31_405b_hours_run_the_papers_main_stage_layout():
+    # Llama 3 paper Table 4: 16,384 H100, TP 8, CP 1, PP 16, DP 128, 8K sequences, 16M-token
+    # batches; the card's GPU-hours row carries that stage's configuration
+    runs = RUNS.set_index("id")
+    cols = ["devices", "tp", "pp", "dp", "cp", "global_batch", "seq_len", "recompute"]
+    assert runs.loc["llama3.1-405b", cols].equals(runs.loc["llama3-405b-16384-cp1", cols])
+    assert runs.loc["llama3.1-405b", "global_batch"] * 8192 == 16 * 2**20
