@@ -24,6 +24,7 @@ WRONG = {
     "pue-and-region": lambda s: 3 * s,
     "cheapest-green-option": lambda s: "a100-sxm4-80gb",
     "power-cap": lambda s: 1.5 * s,
+    "implied-mfu": lambda s: 2.5 * s,
 }
 #: a word of each exercise's concept that its hint must name
 CONCEPT_WORD = {
@@ -31,6 +32,7 @@ CONCEPT_WORD = {
     "choosing-a-layout": "memory", "pue-and-region": "PUE",
     "cheapest-green-option": "budget",
     "power-cap": "cap/TDP",
+    "implied-mfu": "6·N·D",
 }
 
 
@@ -72,7 +74,7 @@ def test_feedback_renders_as_text_and_html(exercise):
 
 
 @pytest.mark.parametrize("name", ["flops-of-a-model", "will-it-fit", "pipeline-bubble",
-                                  "pue-and-region", "power-cap"])
+                                  "pue-and-region", "power-cap", "implied-mfu"])
 def test_wrong_numeric_answer_does_not_give_the_answer_away(name):
     check, solution = exercises.EXERCISES[name]
     expected = solution()
@@ -81,7 +83,7 @@ def test_wrong_numeric_answer_does_not_give_the_answer_away(name):
 
 
 @pytest.mark.parametrize("name", ["flops-of-a-model", "will-it-fit", "pipeline-bubble",
-                                  "pue-and-region", "power-cap"])
+                                  "pue-and-region", "power-cap", "implied-mfu"])
 @pytest.mark.parametrize("bad", ["lots", [1, 2], float("inf"), True])
 def test_non_numbers_are_explained(name, bad):
     check, _ = exercises.EXERCISES[name]
@@ -262,3 +264,31 @@ def test_power_cap_time_mistakes_are_named(answer, says):
 def test_power_cap_quantity_must_be_known():
     with pytest.raises(ValueError, match="quantity: 'power'"):
         exercises.solution_power_cap("power")
+
+
+# --- 8. What a model card's GPU-hours imply ----------------------------------------------
+def test_implied_mfu_by_hand():
+    # Llama 3.1 card: 8B (8.0e9 parameters), 15T tokens, 1.46M H100 GPU-h; H100 SXM dense
+    # bf16 peak 989 TFLOP/s: 6 x 8e9 x 1.5e13 / (1.46e6 x 3600 x 9.89e14) = 7.2e23 / 5.198e24
+    assert exercises.solution_implied_mfu() == pytest.approx(0.13851, rel=1e-4)
+    assert exercises.check_implied_mfu(0.1385).correct
+    # 405B: 6 x 405e9 x 15.6e12 / (30.84e6 x 3600 x 989e12) = 0.3452
+    assert exercises.solution_implied_mfu("llama3.1-405b") == pytest.approx(0.3452, rel=1e-3)
+
+
+@pytest.mark.parametrize("answer,says", [
+    (13.85, "percentage"),                  # 100 x the fraction
+    (0.13851 / 3, "forward pass only"),     # 2·N·D
+    (0.13851 * 3600, "multiply by 3600"),   # hours taken as seconds
+    (0.13851 / 2, "sparse peak"),           # against 1979 TFLOP/s
+])
+def test_implied_mfu_mistakes_are_named(answer, says):
+    fb = exercises.check_implied_mfu(answer)
+    assert not fb.correct and says in fb.hint
+
+
+def test_implied_mfu_needs_a_run_with_hours_and_tokens():
+    with pytest.raises(ValueError, match="case: 'llama9'"):
+        exercises.solution_implied_mfu("llama9")
+    with pytest.raises(ValueError, match="no device-hours and tokens"):
+        exercises.solution_implied_mfu("sc21-t1-1.7b")

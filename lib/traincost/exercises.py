@@ -614,6 +614,63 @@ def check_power_cap(answer, quantity: str = "energy", cap_w: float = 300.0,
                         concept=POWER_CAP_CONCEPT, mistakes=mistakes)
 
 
+# --------------------------------------------------------------------------------------
+# 8. What a model card's GPU-hours imply
+# --------------------------------------------------------------------------------------
+IMPLIED_MFU_CONCEPT = ("A model card's GPU-hours imply a utilisation: the training FLOP, about "
+                       "6·N·D (N parameters, D tokens), over what the GPUs could have done in "
+                       "those hours at their dense peak, GPU-hours × 3600 s/h × peak FLOP/s. "
+                       "A fraction 0-1, comparable with published MFU.")
+
+
+def _card_figures(case: str):
+    """(parameters, tokens, GPU-hours, dense peak FLOP/s) of a published run, as its
+    source and the catalog state them."""
+    runs = catalog.published_runs()
+    if case not in runs.index:
+        raise ValueError(f"case: {case!r} is not a published run id")
+    row = runs.loc[case]
+    if pd.isna(row["reported_device_hours"]) or pd.isna(row["tokens"]):
+        raise ValueError(f"case: {case!r} reports no device-hours and tokens to compare")
+    params = float(catalog.models().loc[row["model_preset"], "params_reported"])
+    acc = catalog.accelerator(row["accelerator"])
+    return (params, float(row["tokens"]), float(row["reported_device_hours"]),
+            acc.peak_flop_per_s(str(row["precision"]) if isinstance(row["precision"], str)
+                                else "bf16"))
+
+
+def solution_implied_mfu(case: str = "llama3.1-8b") -> float:
+    """The fraction of the dense peak a published run's device-hours imply. [-]
+
+    6 · N · D / (device-hours × 3600 × peak), with N the parameters and D the tokens its
+    source states, and the catalog's dense 16-bit peak of its accelerator.
+    """
+    params, tokens, hours, peak = _card_figures(case)
+    return 6.0 * params * tokens / (hours * 3600.0 * peak)
+
+
+def check_implied_mfu(answer, case: str = "llama3.1-8b") -> Feedback:
+    """Check the fraction of peak a model card's GPU-hours imply (±2 %). [-]
+
+    Parameters
+    ----------
+    answer : float
+        6·N·D / (GPU-hours × 3600 × peak), a fraction 0-1. [-]
+    case : str
+        Published run id with device-hours and tokens (``data/published_runs.csv``). [-]
+    """
+    expected = solution_implied_mfu(case)
+    mistakes = [
+        (100 * expected, "That is a percentage: give the fraction (0-1)."),
+        (expected / 3, "That counts the forward pass only, 2·N·D: training is 6·N·D."),
+        (expected * 3600, "GPU-hours are hours: multiply by 3600 s/h before dividing."),
+        (expected / 2, "That divides by the sparse peak, twice the dense one: utilisation "
+                       "is counted against the dense peak."),
+    ]
+    return _check_value("implied-mfu", answer, expected, rel_tol=0.02, unit="of the peak",
+                        concept=IMPLIED_MFU_CONCEPT, mistakes=mistakes)
+
+
 #: every exercise: id -> (checker, solution function)
 EXERCISES = {
     "flops-of-a-model": (check_flops_of_a_model, solution_flops_of_a_model),
@@ -623,4 +680,5 @@ EXERCISES = {
     "pue-and-region": (check_pue_and_region, solution_pue_and_region),
     "cheapest-green-option": (check_cheapest_green_option, solution_cheapest_green_option),
     "power-cap": (check_power_cap, solution_power_cap),
+    "implied-mfu": (check_implied_mfu, solution_implied_mfu),
 }
