@@ -152,3 +152,13 @@ def test_validate_case_unknown_names_the_flag_and_the_closest_ids(capsys):
     assert rc == 2 and out == ""
     assert err.startswith("traincost: error: case: unknown 'llama2-35b'; closest: llama2-34b")
     assert err.count("\n") == 1
+
+
+def test_validate_table_marks_the_model_gaps(capsys):
+    # OPT's re-priced GPU-hours are a model gap (its logbook's restarts), LLaMA-7B's are not
+    rc, out, _ = run(["validate", "--family", "device_hours"], capsys)
+    assert rc == 0
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.strip()}
+    assert "gap" in rows["opt-175b-llama-normalized"]
+    assert "gap" not in rows["llama1-7b"]
+    assert "`traincost validate --case ID` says why" in out

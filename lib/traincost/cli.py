@@ -285,7 +285,12 @@ def _validate(args) -> None:
         return
     with pd.option_context("display.width", 200, "display.max_rows", 500,
                            "display.max_colwidth", 40, "display.float_format", "{:,.4g}".format):
-        print(table.drop(columns=["note", "model_gap"]).to_string(index=False))
+        shown = table.drop(columns=["note", "model_gap"])
+        shown.insert(shown.columns.get_loc("status") + 1, "gap",
+                     np.where(table["model_gap"].astype(bool), "gap", ""))
+        print(shown.to_string(index=False))
+        print("\ngap: a run the model cannot represent (model_gap in data/published_runs.csv; "
+              "`traincost validate --case ID` says why); summarised apart below")
         print()
         print(summ.to_string())
         from .calibration import DATA_VERSION, FIT_DATE, METRICS
