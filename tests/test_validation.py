@@ -169,6 +169,16 @@ def test_energy_from_a_measured_power_is_not_by_construction(table):
     assert s.loc["energy (by construction)", "worst_case"] == "llama1-65b"
 
 
+def test_emissions_of_a_by_construction_energy_are_by_construction_too(table):
+    # LLaMA Table 15: 65B's 449 MWh = GPU-h x 400 W x 1.1 and its 173 t = that x 0.385
+    # kg/kWh; GPT-3's 552 t rest on OpenAI's measured 330 W (Patterson et al. 2021 Table 4)
+    assert _row(table, "llama1-65b", "co2e_t")["by_construction"]
+    assert not _row(table, "patterson-gpt3-175b", "co2e_t")["by_construction"]
+    s = summary(table[table["case"].isin(["patterson-gpt3-175b", "llama1-65b"])])
+    assert s.loc["emissions", "cases"] == 1
+    assert s.loc["emissions (by construction)", "worst_case"] == "llama1-65b"
+
+
 def test_stated_total_computation_sets_the_work_when_tokens_are_not_stated():
     # Patterson et al. 2021 Table 4 gives T5's work as 4.05e22 FLOP, not its tokens: the
     # validation runs as many tokens as make the model FLOP equal to it

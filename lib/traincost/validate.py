@@ -214,7 +214,8 @@ def compare_published(runs: pd.DataFrame | None = None,
     -------
     DataFrame with columns case, family, metric, predicted, reported, error_pct (signed,
     100 * (predicted - reported) / reported), status, basis, by_construction (an energy
-    that is device-hours x an assumed power x PUE), layout, microbatches (micro-batches
+    that is device-hours x an assumed power x PUE, or the emissions of one), layout,
+    microbatches (micro-batches
     per step and data-parallel replica of the predicted layout), model_gap, note.
     """
     runs = catalog.published_runs() if runs is None else runs
@@ -261,8 +262,10 @@ def _compared(case: str, row: pd.Series, est, stated, note: str) -> list[dict]:
         predicted = _predicted(est, key, row, stated) if est is not None else math.nan
         basis = row.get("energy_basis") if family == "energy" else row.get("power_basis", "")
         # device-hours x an *assumed* power (TDP, cap) x PUE: arithmetic, not the power
-        # model; with a measured power (Patterson's GPT-3, T5) it tests the power model
-        by_construction = family == "energy" and basis in BY_CONSTRUCTION \
+        # model; with a measured power (Patterson's GPT-3, T5) it tests the power model.
+        # Emissions are that energy x the grid: bookkeeping too, where the energy is.
+        by_construction = family in ("energy", "emissions") \
+            and row.get("energy_basis") in BY_CONSTRUCTION \
             and row.get("power_basis") != "measured"
         gap = row.get("model_gap")
         rows.append({"case": case, "family": family, "metric": key,
@@ -396,15 +399,16 @@ def step_time_trend(table: pd.DataFrame, cases) -> pd.DataFrame:
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per metric family: cases, MAPE [%], mean signed error [%], worst case and its error.
 
-    ``energy`` rows that are ``by_construction`` (basis in :data:`BY_CONSTRUCTION` with an
-    assumed, not measured, power) are summarised apart as ``energy (by construction)``:
-    matching them checks arithmetic, not the power model.
+    ``energy`` and ``emissions`` rows that are ``by_construction`` (energy basis in
+    :data:`BY_CONSTRUCTION` with an assumed, not measured, power) are summarised apart as
+    ``energy (by construction)`` and ``emissions (by construction)``: matching them checks
+    arithmetic, not the power model.
     Cases with a ``model_gap`` (runs the model cannot represent) get their own
     ``... (model gap)`` groups, so they neither hide nor inflate the model's error.
     """
     t = table.dropna(subset=["error_pct"]).copy()
-    t["group"] = np.where(t["by_construction"].astype(bool), "energy (by construction)",
-                          t["family"])
+    t["group"] = np.where(t["by_construction"].astype(bool),
+                          t["family"] + " (by construction)", t["family"])
     # a model gap (e.g. a throughput derived from an assumed device count) spoils the
     # time-derived figures of a case, not a power the source measured directly
     gap = t["model_gap"].astype(bool) & (t["family"] != "power")
