@@ -386,3 +386,16 @@ def test_deadline_candidates_messages():
     assert "accelerator" in explore.deadline_candidates(job, [], (64,))
     assert "devices" in explore.deadline_candidates(job, [H100], ())
     assert "model" in explore.deadline_candidates({**job, "model": "nope"}, [H100], (64,))
+
+
+def test_model_flop_per_token_is_the_estimates():
+    # one formula: the sum the exercises and the validation use is the estimate's own
+    # model FLOP per token (recompute left out), here with full recompute in the layout
+    from traincost import estimate
+    est = estimate("a100-sxm4-80gb", 64, model="llama2-7b", global_batch=512, tp=1, pp=1,
+                   recompute="full")
+    assert explore.model_flop_per_token("llama2-7b") == \
+        pytest.approx(est.report["model_flop_per_token"], rel=1e-12)
+    parts = explore.flop_per_token_parts("llama2-7b", "full")
+    assert explore.model_flop_per_token("llama2-7b") == pytest.approx(
+        parts["layer_matmuls"] + parts["attention_core"] + parts["output_layer"], rel=1e-12)

@@ -34,7 +34,7 @@ from .assumptions import DEFAULT
 from .estimate import compare
 from .performance import pipeline_bubble_fraction
 from .power import capped_clock_fraction, device_power_w
-from .units import GB, GIB, GRAMS_PER_TONNE, JOULES_PER_MWH
+from .units import GB, GIB, GRAMS_PER_TONNE, JOULES_PER_MWH, SECONDS_PER_HOUR
 
 #: layout knobs a student chooses in the "choosing a layout" exercise
 LAYOUT_ANSWER_KEYS = ("tp", "pp", "micro_batch", "recompute", "zero")
@@ -157,9 +157,7 @@ FLOPS_CONCEPT = ("Training costs about 6 FLOP per parameter per token (2 in the 
 def solution_flops_of_a_model(model: str = "llama2-7b", tokens: float | None = None) -> float:
     """Model training FLOP of a preset: model FLOP per token x tokens (no recompute). [FLOP]"""
     wl = catalog.model(model, tokens=tokens)
-    parts = explore.flop_per_token_parts(wl, recompute="none")
-    model_flop_per_token = parts["layer_matmuls"] + parts["attention_core"] + parts["output_layer"]
-    return model_flop_per_token * wl.tokens
+    return explore.model_flop_per_token(wl) * wl.tokens
 
 
 def check_flops_of_a_model(answer, model: str = "llama2-7b",
@@ -646,7 +644,7 @@ def solution_implied_mfu(case: str = "llama3.1-8b") -> float:
     source states, and the catalog's dense 16-bit peak of its accelerator.
     """
     params, tokens, hours, peak = _card_figures(case)
-    return 6.0 * params * tokens / (hours * 3600.0 * peak)
+    return 6.0 * params * tokens / (hours * SECONDS_PER_HOUR * peak)
 
 
 def check_implied_mfu(answer, case: str = "llama3.1-8b") -> Feedback:
@@ -663,7 +661,8 @@ def check_implied_mfu(answer, case: str = "llama3.1-8b") -> Feedback:
     mistakes = [
         (100 * expected, "That is a percentage: give the fraction (0-1)."),
         (expected / 3, "That counts the forward pass only, 2·N·D: training is 6·N·D."),
-        (expected * 3600, "GPU-hours are hours: multiply by 3600 s/h before dividing."),
+        (expected * SECONDS_PER_HOUR, "GPU-hours are hours: multiply by 3600 s/h before "
+                                      "dividing."),
         (expected / 2, "That divides by the sparse peak, twice the dense one: utilisation "
                        "is counted against the dense peak."),
     ]

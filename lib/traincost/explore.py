@@ -125,6 +125,14 @@ def flop_per_token_parts(model, recompute: str = "none", seq_len: int | None = N
     }
 
 
+def model_flop_per_token(model, seq_len: int | None = None) -> float:
+    """Model training FLOP per token, recomputation left out: the sum of the first three
+    parts of :func:`flop_per_token_parts` (the estimate's ``model_flop_per_token``).
+    [FLOP per token]"""
+    parts = flop_per_token_parts(model, "none", seq_len)
+    return parts["layer_matmuls"] + parts["attention_core"] + parts["output_layer"]
+
+
 def plain_reason(message: str) -> str:
     """An estimate's error message in plain words: no CLI dashes, plus why the rule exists.
 

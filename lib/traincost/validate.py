@@ -38,7 +38,7 @@ import pandas as pd
 from . import catalog
 from .assumptions import DEFAULT, Assumptions
 from .estimate import estimate
-from .explore import flop_per_token_parts
+from .explore import model_flop_per_token
 
 #: (reported column, predicted key, metric family) compared for each case
 METRICS = (
@@ -100,9 +100,7 @@ def case_inputs(row: pd.Series, assumptions: Assumptions = DEFAULT) -> tuple[dic
     if not _given(row.get("tokens")) and _given(row.get("total_flop")):
         # the source states the work, not the tokens (Patterson et al. 2021 Table 4):
         # run as many tokens as make the model FLOP equal to it
-        parts = flop_per_token_parts(wl)
-        per_token = parts["layer_matmuls"] + parts["attention_core"] + parts["output_layer"]
-        wl = replace(wl, tokens=float(row["total_flop"]) / per_token)
+        wl = replace(wl, tokens=float(row["total_flop"]) / model_flop_per_token(wl))
         filled.append(f"tokens {wl.tokens:.3g} (the stated {float(row['total_flop']):.3g} "
                       "FLOP / the model FLOP per token)")
     kwargs = {k: int(row[k]) for k in _LAYOUT if _given(row.get(k))}
