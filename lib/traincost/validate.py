@@ -150,6 +150,12 @@ def _as_run(kwargs: dict, assumptions: Assumptions, est, stated, notes: list):
     unbounded = replace(acc, hbm_bytes=sys.float_info.max)   # memory no longer constrains
     fast, _ = _estimate_near({**kwargs, "accelerator": unbounded, "devices": est.devices},
                              assumptions, [])
+    # the same layout on the real device: identical times (capacity only decides whether it
+    # fits), but its capacity and fits_in_memory are the device's, not the unbounded one's
+    p = fast.parallel
+    fast = estimate(assumptions=assumptions, **{
+        **kwargs, "devices": est.devices, "tp": p.tp, "pp": p.pp, "cp": p.cp, "ep": p.ep,
+        "vpp": p.vpp, "zero": p.zero, "micro_batch": p.micro_batch, "recompute": p.recompute})
     notes.append(f"memory model: no layout fits ({fast.report['memory_gib_per_device']:.0f} "
                  f"GiB for the fastest, {need:.0f} GiB at least, of "
                  f"{acc.hbm_bytes / 2**30:.0f} GiB), though the run fit; fastest evaluated")
