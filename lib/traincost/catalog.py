@@ -20,7 +20,7 @@ import pandas as pd
 
 from .assumptions import DEFAULT
 from .inputs import Accelerator, Site, Workload
-from .units import GRAMS_PER_KG, LBS_PER_KG
+from .units import GRAMS_PER_KG, LBS_PER_KG, TERA
 
 _NUMERIC_ACCELERATOR = (
     "peak_fp32_flop_per_s", "peak_tf32_flop_per_s", "peak_bf16_flop_per_s",
@@ -155,6 +155,40 @@ def model(model_id: str, *, seq_len: int | None = None, global_batch: int = 1024
 def published_runs() -> pd.DataFrame:
     """Published training runs and throughput benchmarks, indexed by case id."""
     return read_table("published_runs").set_index("id")
+
+
+def precision_group(precision: str) -> str:
+    """The calibration stage whose constants a run at ``precision`` leans on: ``"fp8"``, or
+    ``"16-bit"`` for the rest (bf16 and fp16; tf32 and fp32 meet the same constants). [-]"""
+    return "fp8" if precision == "fp8" else "16-bit"
+
+
+@functools.cache
+def published_mfu_record(group: str) -> tuple[float, str]:
+    """(MFU, case id) of the highest model-FLOP utilisation any measured published run in
+    precision ``group`` reached, model gaps left out. [-]
+
+    MFU = the source's own MFU (``reported_mfu``) or its model TFLOP/s per device over the
+    device's dense peak at the run's precision; runs that report only hardware TFLOP/s
+    (recompute counted, e.g. Megatron-LM SC21) do not enter. A prediction above it beats
+    every measurement traincost checks against, and says so (``Estimate.caveats``).
+    """
+    runs = published_runs()
+    best = (math.nan, "")
+    for case, row in runs.iterrows():
+        if row["status"] != "measured" or isinstance(row["model_gap"], str):
+            continue
+        precision = row["precision"] if isinstance(row["precision"], str) else \
+            accelerator(row["accelerator"]).default_precision
+        if precision_group(precision) != group:
+            continue
+        mfu = row["reported_mfu"]
+        if math.isnan(mfu):
+            peak = accelerator(row["accelerator"]).peak_flop_per_s(precision)
+            mfu = row["reported_model_tflops_per_device"] * TERA / peak
+        if not math.isnan(mfu) and not mfu <= best[0]:
+            best = (float(mfu), str(case))
+    return best
 
 
 @functools.cache

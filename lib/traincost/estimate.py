@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from . import calibration, catalog, comm, layout
+from .catalog import precision_group
 from .assumptions import DEFAULT, Assumptions, describe
 from .inputs import (FUSED_ATTENTION_KERNELS, OVERLAP_KINDS, RECOMPUTE_MODES, Accelerator,
                      ParallelConfig, Site, Workload, _check_number)
@@ -185,6 +186,9 @@ class Estimate:
         A power limit below ``power_cap_measured_min_fraction`` of the device's TDP: the
         clock law behind it was measured between 75% and 100% of the rating.
 
+        An MFU above the highest any measured published run of the same precision group
+        reached (:func:`traincost.catalog.published_mfu_record`; model gaps left out).
+
         MoE with experts spread over devices: the all-to-all and the expert GEMMs assume
         every expert gets its even share of the tokens (k/E); routing imbalance is not
         modelled. The one MoE run checked end to end, DeepSeek-V3's pre-training (report
@@ -265,6 +269,14 @@ class Estimate:
                 "SC21 runs, but it predicts NVIDIA's NeMo runs of Nemotron-4 340B and Llama "
                 "3.1 70B faster than they ran (`traincost validate`). Treat this step time as "
                 f"up to {excess:.0%} optimistic, or balance the split (--balanced-pipeline).")
+        group = precision_group(self.precision)
+        record, case = catalog.published_mfu_record(group)
+        if float(r["mfu"]) > record:
+            out.append(
+                f"MFU {float(r['mfu']):.0%} is above the highest any measured published "
+                f"{group} run reached, {record:.1%} ({case}, `traincost validate --case "
+                f"{case}`). A result better than anything measured is suspect until "
+                "explained: treat this step time as the fast end.")
         if self.workload.experts and p.ep > 1:
             out.append(
                 f"MoE: the expert all-to-all and GEMMs assume each of the {self.workload.experts} "
@@ -377,12 +389,6 @@ def attention_label(stack: dict) -> str:
     chose it: ``"cudnn (auto)"``, ``"flash"``. [-]"""
     used = stack["attention_kernel_used"]
     return f"{used} (auto)" if stack["attention_kernel"] == "auto" else used
-
-
-def precision_group(precision: str) -> str:
-    """The calibration stage whose constants a run at ``precision`` leans on: ``"fp8"``, or
-    ``"16-bit"`` for the rest (bf16 and fp16; tf32 and fp32 meet the same constants). [-]"""
-    return "fp8" if precision == "fp8" else "16-bit"
 
 
 def _finite_or_none(x):
