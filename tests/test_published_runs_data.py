@@ -21,6 +21,8 @@ import re
 import pandas as pd
 import pytest
 
+import traincost
+
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
 
 RUNS = pd.read_csv(DATA / "published_runs.csv", encoding="utf-8")
@@ -145,6 +147,19 @@ def test_power_caps_lie_between_idle_and_the_rating():
     assert llama2["power_cap_w"].to_dict() == {"llama2-7b": 400, "llama2-13b": 400,
                                                "llama2-34b": 350, "llama2-70b": 400}
     assert (llama2["power_cap_w"] == llama2["reported_avg_power_w_per_device"]).all()
+
+
+def test_llama2_gpu_hours_are_whole_hours_on_2048_gpus():
+    # Llama 2 paper Table 2: 184,320, 368,640, 1,038,336 and 1,720,320 GPU-hours are
+    # 2048 x 90, 180, 507 and 840 hours. The paper gives no GPU count; these whole numbers
+    # agree with the 2048 GPUs LLaMA 1 trained on (Sec. 2.4), the validation's default
+    # (assumptions.validation_default_devices) for rows that state none
+    llama2 = RUNS[RUNS["id"].str.startswith("llama2-")].set_index("id")
+    hours = llama2["reported_device_hours"] / 2048
+    assert hours.to_dict() == {"llama2-7b": 90, "llama2-13b": 180, "llama2-34b": 507,
+                               "llama2-70b": 840}
+    assert llama2["devices"].isna().all()
+    assert traincost.DEFAULT_ASSUMPTIONS.validation_default_devices == 2048
 
 
 def test_assumed_power_is_never_labelled_measured():

@@ -220,7 +220,7 @@ def test_compute_only_time_basis_leaves_out_the_goodput_share():
         "source's own figures make 34B 24% costlier per parameter than 70B (1.04M vs 1.72M "
         "GPU-hours, same tokens); it is the only size run at a 350 W cap on the RoCE "
         "production cluster (Touvron et al. 2023b Table 2). The row runs at that cap "
-        "(power_cap_w), which explains 2.4 of the 21.5 points: the clock law behind it, "
+        "(power_cap_w), which explains 2.3 of the 21.5 points: the clock law behind it, "
         "(cap/TDP)^0.24, is what the same dies measured at two limits give (A100 PCIe "
         "300 W vs SXM 400 W, B200 vs GB200); and 34B has 70B's hidden size, so the same "
         "per-token efficiency")),
