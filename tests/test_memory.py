@@ -169,3 +169,55 @@ def test_sweep_takes_the_fp8_activation_recipe_as_a_column():
     assert out["memory_gib_per_device"].iloc[1] < out["memory_gib_per_device"].iloc[0]
     with pytest.raises(ValueError, match=r"fp8-activations: .* \(row 1\)"):
         sweep(rows.assign(precision="bf16"))
+
+
+def test_bf16_adam_state_by_hand():
+    # ZeRO (Rajbhandari et al. 2020, Sec. 3.1): fp32 master, momentum and variance are
+    # 4 + 4 + 4 = 12 bytes per parameter. NeMo's distributed_fused_adam with dtype bf16 on
+    # bf16 weights keeps bf16 momentum and variance and no master copy: 2 + 2 = 4 bytes.
+    # The same layout's optimizer memory is therefore 4/12 of the fp32 one; weights,
+    # gradients and activations do not change. Its update reads m, v, grad and weight
+    # (2 B each) and writes m, v, weight: 14 B against fp32's 30 B (16 read + 14 written)
+    kw = dict(accelerator="h100-sxm5-80gb", devices=128, model="nemotron4-340b",
+              global_batch=32, tp=8, pp=8, vpp=12, zero=1, micro_batch=1,
+              recompute="selective", attention_kernel="flash", overlap="tp,pp,dp")
+    fp32 = traincost.estimate(**kw)
+    bf16 = traincost.estimate(**kw, optimizer_state="bf16")
+    a, b = fp32.memory_breakdown_gib(), bf16.memory_breakdown_gib()
+    assert b["optimizer"] == pytest.approx(a["optimizer"] * 4 / 12, rel=1e-12)
+    for part in ("weights", "gradients", "activations", "reserved"):
+        assert b[part] == a[part]
+    assert bf16.report["step_optimizer_s"] == pytest.approx(
+        fp32.report["step_optimizer_s"] * 14 / 30, rel=1e-12)
+    # ZeRO-1 over dp = 128 / 64 = 2: each device holds half the state of its 1/64 share
+    # of the weights, so its bf16 state equals its bf16 weights (4 B / 2 = 2 B per param)
+    assert b["optimizer"] == pytest.approx(b["weights"], rel=1e-12)
+    # the run fit in 80 GB (dgxc-benchmarking 24.11 table, 4.61 s per step); only the
+    # state it stated makes the model agree
+    assert bf16.fits_in_memory and not fp32.fits_in_memory
+    assert "bf16 Adam state" not in str(fp32.to_dict()["stack"])
+    assert fp32.to_dict()["stack"]["optimizer_state"] == "fp32"
+    assert bf16.to_dict()["stack"]["optimizer_state"] == "bf16"
+
+
+def test_optimizer_state_is_checked():
+    with pytest.raises(ValueError, match="optimizer-state: 'fp16' is not one of fp32, bf16"):
+        traincost.estimate(accelerator="h100-sxm5-80gb", devices=64, model="llama2-7b",
+                           global_batch=512, optimizer_state="fp16")
+
+
+def test_sweep_takes_the_optimizer_state_as_a_column():
+    import pandas as pd
+    from traincost.sweep import sweep
+    kw = dict(accelerator="h100-sxm5-80gb", devices=64, model="llama2-7b", global_batch=512,
+              tp=1, pp=1, vpp=1, zero=0, micro_batch=1, recompute="selective")
+    out = sweep(pd.DataFrame([{**kw, "optimizer_state": s} for s in ("fp32", "bf16")]))
+    for i, state in enumerate(("fp32", "bf16")):
+        est = traincost.estimate(**kw, optimizer_state=state)
+        assert out["memory_gib_per_device"].iloc[i] == pytest.approx(
+            est.report["memory_gib_per_device"], rel=1e-12)
+    # no sharding (ZeRO 0): the whole model's state, 8 bytes per parameter fewer (the
+    # state count leaves out the final norm's 4,096 weights: 32 KiB of 50 GiB)
+    saved = (out["memory_gib_per_device"].iloc[0] - out["memory_gib_per_device"].iloc[1])
+    params = traincost.estimate(**kw).report["params"]
+    assert saved == pytest.approx(8 * (params - 4096) / 2**30, rel=1e-9)

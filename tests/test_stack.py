@@ -273,7 +273,17 @@ def test_cli_stack_flags_reach_the_estimate(capsys):
     d = json.loads(capsys.readouterr().out)
     assert d["stack"] == {"attention_kernel": "materialized", "parallel_block": True,
                           "overlap": ["tp", "dp"], "balanced_pipeline": False,
-                          "fp8_activations": False, "attention_kernel_used": "materialized"}
+                          "fp8_activations": False, "optimizer_state": "fp32",
+                          "attention_kernel_used": "materialized"}
+
+
+def test_cli_optimizer_state_flag(capsys):
+    import json
+    assert main(BASE + ["--optimizer-state", "bf16", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["stack"]["optimizer_state"] == "bf16"
+    assert main(BASE + ["--optimizer-state", "bf16"]) == 0
+    assert ", bf16 Adam state" in capsys.readouterr().out
 
 
 def test_cli_fp8_activations_flag(capsys):
@@ -311,7 +321,8 @@ def test_cli_takes_the_cudnn_kernel(capsys):
 
 
 @pytest.mark.parametrize("flags,field", [(["--overlap", "tp,cp"], "overlap"),
-                                         (["--attention-kernel", "fast"], "attention-kernel")])
+                                         (["--attention-kernel", "fast"], "attention-kernel"),
+                                         (["--optimizer-state", "fp16"], "optimizer-state")])
 def test_cli_bad_stack_value_exits_2_naming_the_flag(flags, field, capsys):
     with pytest.raises(SystemExit) as exc:
         sys.exit(main(BASE + flags))

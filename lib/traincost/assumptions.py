@@ -45,11 +45,22 @@ class Assumptions:
     optimizer_bytes_per_param: float = _a(
         12.0, "bytes/param", "Rajbhandari et al. 2020 (ZeRO) Sec. 3.1 (K=12)", "spec",
         "fp32 master weights, Adam momentum and variance: 4+4+4 bytes.")
+    optimizer_bf16_bytes_per_param: float = _a(
+        4.0, "bytes/param", "NeMo megatron_base_model.setup_optimization: distributed_fused_adam "
+        "with optimizer dtype equal to the bf16 model dtype sets store_params=False (no "
+        "master copy); Apex DistributedFusedAdam keeps its state in that dtype", "spec",
+        "optimizer_state bf16: Adam momentum and variance in bf16, 2+2 bytes, and no fp32 "
+        "master weights (NVIDIA dgxc-benchmarking nemotron4-340b-synth.yaml: optim dtype bf16).")
     optimizer_step_bytes_per_param: float = _a(
         30.0, "bytes/param", "derived from the Adam update in Kingma & Ba 2015 (arXiv:1412.6980)",
         "estimate",
         "The step reads fp32 master, m, v and fp32 grad (16 B), writes master, m, v (12 B) "
         "and the 16-bit weights (2 B); it is HBM-bound.")
+    optimizer_step_bf16_bytes_per_param: float = _a(
+        14.0, "bytes/param", "derived from the Adam update in Kingma & Ba 2015 (arXiv:1412.6980)",
+        "estimate",
+        "optimizer_state bf16: the step reads bf16 m, v, grad and weight (8 B) and writes m, "
+        "v and the weight (6 B).")
     grad_reduce_bytes_per_param: float = _a(
         2.0, "bytes/param", "Rajbhandari et al. 2020 (ZeRO) Sec. 7 (communication volume in Psi "
         "16-bit elements)", "spec",

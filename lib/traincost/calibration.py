@@ -2,7 +2,7 @@
 do not edit by hand. See traincost.calibrate for the method."""
 
 FIT_DATE = "2026-11-30"
-DATA_VERSION = "c01c2fc8376e"  # sha256[:12] of data/published_runs.csv
+DATA_VERSION = "075e6dcdd634"  # sha256[:12] of data/published_runs.csv
 CONSTANTS = {
     "in_model_matmul_fraction": 0.7215104276897433,
     "scaleup_comm_efficiency": 0.6336753834474173,

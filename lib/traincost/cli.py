@@ -18,7 +18,8 @@ import pandas as pd
 from . import __version__, catalog
 from .assumptions import DEFAULT
 from .estimate import attention_label, compare, estimate
-from .inputs import ATTENTION_KERNELS, PRECISIONS, PRICE_MODELS, RECOMPUTE_MODES
+from .inputs import (ATTENTION_KERNELS, OPTIMIZER_STATES, PRECISIONS, PRICE_MODELS,
+                     RECOMPUTE_MODES)
 
 EXIT_USAGE = 2
 
@@ -74,6 +75,10 @@ def _add_workload(p):
     g.add_argument("--balanced-pipeline", action="store_true", default=None,
                    help="count the embedding and the loss as one layer each in the pipeline "
                         "split (Llama 3; Megatron-Core --account-for-*-in-pipeline-split)")
+    g.add_argument("--optimizer-state", choices=OPTIMIZER_STATES,
+                   help="Adam state: fp32 (default: fp32 master weights, momentum and "
+                        "variance, 12 B/param) or bf16 (bf16 momentum and variance, no fp32 "
+                        "master, 4 B/param; NeMo distributed_fused_adam with dtype bf16)")
 
 
 def _add_layout(p):
@@ -161,7 +166,7 @@ def _kwargs(args) -> dict:
     names = ("model", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "gated_mlp",
              "experts", "top_k", "seq_len", "global_batch", "tokens", "attention_kernel",
              "parallel_block", "overlap", "balanced_pipeline", "fp8_activations",
-             "micro_batch", "tp", "pp",
+             "optimizer_state", "micro_batch", "tp", "pp",
              "cp", "ep", "vpp", "zero", "recompute", "precision", "region", "grid_intensity",
              "pue", "price_per_hour", "price_model", "power_cap")
     return {n: getattr(args, n) for n in names}
@@ -203,7 +208,8 @@ def _print_estimate(d: dict) -> None:
         f"{', parallel block' if d['stack']['parallel_block'] else ''}, overlapped "
         f"communication: {','.join(d['stack']['overlap']) or 'none'}"
         f"{', balanced pipeline split' if d['stack']['balanced_pipeline'] else ''}"
-        f"{', FP8 activation cache' if d['stack'].get('fp8_activations') else ''}",
+        f"{', FP8 activation cache' if d['stack'].get('fp8_activations') else ''}"
+        f"{', bf16 Adam state' if d['stack'].get('optimizer_state') == 'bf16' else ''}",
         f"  params      {_fmt(d['params'] / 1e9)} B   model FLOP/token {d['model_flop_per_token']:.3e}",
         f"  memory      {_fmt(d['memory_gib_per_device'])} GiB of {_fmt(d['hbm_gib_per_device'])}"
         f" GiB per device -> {'fits' if d['fits_in_memory'] else 'DOES NOT FIT'}",

@@ -102,6 +102,7 @@ def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
         "dp_overlap": "dp" in wl.overlaps, "ep_overlap": "ep" in wl.overlaps,
         "balanced_pipeline": wl.balanced_pipeline,
         "fp8_activations": wl.fp8_activations,
+        "optimizer_bf16": wl.optimizer_state == "bf16",
         "devices": devices,
         **layout_cols,
         "pue": site.pue, "grid_gco2e_per_kwh": site.grid_gco2e_per_kwh,
@@ -347,7 +348,8 @@ class Estimate:
                       "parallel_block": bool(self.workload.parallel_block),
                       "overlap": [k for k in OVERLAP_KINDS if k in self.workload.overlaps],
                       "balanced_pipeline": bool(self.workload.balanced_pipeline),
-                      "fp8_activations": bool(self.workload.fp8_activations)},
+                      "fp8_activations": bool(self.workload.fp8_activations),
+                      "optimizer_state": self.workload.optimizer_state},
             "parallel": {"tp": p.tp, "pp": p.pp, "dp": int(r["dp"]), "cp": p.cp, "ep": p.ep,
                          "vpp": p.vpp, "zero": p.zero, "micro_batch": p.micro_batch,
                          "recompute": p.recompute,
@@ -414,14 +416,15 @@ def build_workload(model=None, *, layers=None, hidden=None, heads=None, kv_heads
                    ffn_hidden=None, vocab=None, gated_mlp=None, experts=None, top_k=None,
                    seq_len=None, global_batch=None, tokens=None, attention_kernel=None,
                    parallel_block=None, overlap=None, balanced_pipeline=None,
-                   fp8_activations=None) -> Workload:
+                   fp8_activations=None, optimizer_state=None) -> Workload:
     """A Workload from a preset id and/or explicit architecture flags (flags override);
-    ``attention_kernel``, ``parallel_block``, ``overlap``, ``balanced_pipeline`` and
-    ``fp8_activations`` set its software stack."""
+    ``attention_kernel``, ``parallel_block``, ``overlap``, ``balanced_pipeline``,
+    ``fp8_activations`` and ``optimizer_state`` set its software stack."""
     stack = {k: v for k, v in dict(attention_kernel=attention_kernel,
                                    parallel_block=parallel_block, overlap=overlap,
                                    balanced_pipeline=balanced_pipeline,
-                                   fp8_activations=fp8_activations).items()
+                                   fp8_activations=fp8_activations,
+                                   optimizer_state=optimizer_state).items()
              if v is not None}
     wl = _build_architecture(model, layers=layers, hidden=hidden, heads=heads,
                              kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab,
@@ -464,7 +467,8 @@ def job_inputs(workload=None, site=None, *, model=None, layers=None, hidden=None
                kv_heads=None, ffn_hidden=None, vocab=None, gated_mlp=None, experts=None,
                top_k=None, seq_len=None, global_batch=None, tokens=None, attention_kernel=None,
                parallel_block=None, overlap=None, balanced_pipeline=None,
-               fp8_activations=None, region=None, grid_intensity=None, pue=None,
+               fp8_activations=None, optimizer_state=None, region=None, grid_intensity=None,
+               pue=None,
                price_per_hour=None, price_model="rental", power_cap=None,
                assumptions: Assumptions = DEFAULT) -> tuple[Workload, Site]:
     """The Workload and Site that the flags describe (objects given win), validated."""
@@ -476,7 +480,7 @@ def job_inputs(workload=None, site=None, *, model=None, layers=None, hidden=None
                                   attention_kernel=attention_kernel,
                                   parallel_block=parallel_block, overlap=overlap,
                                   balanced_pipeline=balanced_pipeline,
-                                  fp8_activations=fp8_activations)
+                                  fp8_activations=fp8_activations, optimizer_state=optimizer_state)
     if tokens is not None:
         _check_number("tokens", tokens, minimum=0)
     if site is None:
@@ -511,7 +515,8 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
              seq_len=None, global_batch=None, micro_batch=None, tp=None, pp=None, cp=None,
              ep=None, vpp=None, zero=None, recompute=None, precision=None, tokens=None,
              attention_kernel=None, parallel_block=None, overlap=None, balanced_pipeline=None,
-             fp8_activations=None, region=None, grid_intensity=None, pue=None,
+             fp8_activations=None, optimizer_state=None, region=None, grid_intensity=None,
+             pue=None,
              price_per_hour=None,
              price_model="rental", power_cap=None, site: Site | None = None,
              assumptions: Assumptions = DEFAULT) -> Estimate:
@@ -538,10 +543,12 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
     tokens : float
         Training tokens. [tokens]
     attention_kernel, parallel_block, overlap, balanced_pipeline, fp8_activations : optional
+    optimizer_state : optional
         The software stack (``auto``/``flash``/``cudnn``/``materialized``; parallel
         attention + MLP block; overlapped communication, a subset of ``tp,pp,dp,ep``;
         embedding and loss counted as layers in the pipeline split; DeepSeek-V3's FP8
-        activation recipe, precision fp8 only), see :class:`Workload`.
+        activation recipe, precision fp8 only; Adam state in ``fp32`` or ``bf16``), see
+        :class:`Workload`.
     region : str, optional
         Grid region id (``traincost catalog regions``); world average if omitted.
     grid_intensity : float, optional
@@ -570,7 +577,8 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
         kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab, gated_mlp=gated_mlp,
         experts=experts, top_k=top_k, seq_len=seq_len, global_batch=global_batch, tokens=tokens,
         attention_kernel=attention_kernel, parallel_block=parallel_block, overlap=overlap,
-        balanced_pipeline=balanced_pipeline, fp8_activations=fp8_activations, region=region,
+        balanced_pipeline=balanced_pipeline, fp8_activations=fp8_activations,
+        optimizer_state=optimizer_state, region=region,
         grid_intensity=grid_intensity, pue=pue, price_per_hour=price_per_hour,
         price_model=price_model, power_cap=power_cap, assumptions=assumptions)
     if precision is None:

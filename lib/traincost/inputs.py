@@ -224,6 +224,8 @@ ATTENTION_KERNELS = ("auto", "flash", "cudnn", "materialized")
 FUSED_ATTENTION_KERNELS = ("auto", "flash", "cudnn")
 #: communication a software stack may overlap with compute (see :class:`Workload`)
 OVERLAP_KINDS = ("tp", "pp", "dp", "ep")
+#: precision of the Adam state (Workload.optimizer_state)
+OPTIMIZER_STATES = ("fp32", "bf16")
 
 
 def parse_overlap(text) -> frozenset:
@@ -333,6 +335,13 @@ class Workload:
         gradients are cached in FP8 (the attention output in 12-bit E5M6), and the MoE
         SwiGLU keeps its FP8 input and recomputes its output
         (:func:`traincost.memory.activation_bytes_per_layer`). [-]
+    optimizer_state : str
+        Precision of the Adam state: ``"fp32"`` (default): fp32 master weights, momentum
+        and variance, 12 bytes per parameter (ZeRO's K = 12); ``"bf16"``: momentum and
+        variance in bf16 and no fp32 master copy (the bf16 weights are updated in place),
+        4 bytes per parameter, as NeMo's ``distributed_fused_adam`` runs with ``dtype:
+        bf16`` on bf16 weights (``store_params`` off: optimizer and model dtypes are
+        equal). [-]
     name : str
         Label. [-]
     """
@@ -367,6 +376,7 @@ class Workload:
     overlap: str = ""
     balanced_pipeline: bool = False
     fp8_activations: bool = False
+    optimizer_state: str = "fp32"
     name: str = "custom"
 
     def __post_init__(self):
@@ -384,6 +394,9 @@ class Workload:
             raise ValueError(f"attention-kernel: {self.attention_kernel!r} is not one of "
                              f"{', '.join(ATTENTION_KERNELS)}")
         parse_overlap(self.overlap)
+        if self.optimizer_state not in OPTIMIZER_STATES:
+            raise ValueError(f"optimizer-state: {self.optimizer_state!r} is not one of "
+                             f"{', '.join(OPTIMIZER_STATES)}")
         kv = self.kv_heads_effective
         if kv > self.heads or self.heads % kv:
             raise ValueError(f"kv-heads: {self.kv_heads} must divide heads {self.heads}")

@@ -31,7 +31,7 @@ INPUT_COLUMNS = (
     "v_head_dim", "global_batch", "tokens",
     # software stack
     "flash_attention", "parallel_block", "tp_overlap", "pp_overlap", "dp_overlap",
-    "ep_overlap", "balanced_pipeline", "fp8_activations",
+    "ep_overlap", "balanced_pipeline", "fp8_activations", "optimizer_bf16",
     # layout
     "devices", "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute",
     # site
@@ -148,8 +148,11 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         first_stage_embed = first_stage_embed + np.where(
             single_stage, mtp_d * (dense_layer_params / L + 2 * h * h), 0)
     dense_on_device = (dense_layer_params * first_stage_layers / L + first_stage_embed) / t
+    # Adam state per parameter: fp32 master, m and v, or bf16 m and v without a master copy
+    optimizer_bytes = np.where(c["optimizer_bf16"], a.optimizer_bf16_bytes_per_param,
+                               a.optimizer_bytes_per_param)
     states = memory.model_state_bytes(dense_on_device, dp_cp, zero, a.weight_bytes_per_param,
-                                      a.grad_bytes_per_param, a.optimizer_bytes_per_param)
+                                      a.grad_bytes_per_param, optimizer_bytes)
     dp_ep = dp_cp // ep                              # data-parallel replicas of each expert
     if moe:
         expert_on_device = expert_params * stage_share / (ep * t)
@@ -160,7 +163,7 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         states_expert = memory.model_state_bytes(expert_on_device, dp_ep, zero,
                                                  a.weight_bytes_per_param,
                                                  a.grad_bytes_per_param,
-                                                 a.optimizer_bytes_per_param)
+                                                 optimizer_bytes)
         states = {k_: states[k_] + states_expert[k_] for k_ in states}
     else:
         expert_on_device = 0.0                       # dense: no expert weights
@@ -406,7 +409,9 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     if moe:
         optimizer_params = optimizer_params \
             + expert_on_device / np.where(sharded_optimizer, dp_ep, 1)
-    optimizer_s = optimizer_params * a.optimizer_step_bytes_per_param / bw
+    step_bytes = np.where(c["optimizer_bf16"], a.optimizer_step_bf16_bytes_per_param,
+                          a.optimizer_step_bytes_per_param)
+    optimizer_s = optimizer_params * step_bytes / bw
 
     bubble = performance.pipeline_bubble_fraction(p, v, m) * m * t_mb
     parts = {

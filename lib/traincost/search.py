@@ -358,7 +358,7 @@ def search(accelerators, devices, *, workload: Workload | None = None, model: st
            layers=None, hidden=None, heads=None, kv_heads=None, ffn_hidden=None, vocab=None,
            gated_mlp=None, experts=None, top_k=None, seq_len=None, global_batch=None,
            tokens=None, attention_kernel=None, parallel_block=None, overlap=None,
-           balanced_pipeline=None, fp8_activations=None, tp=None,
+           balanced_pipeline=None, fp8_activations=None, optimizer_state=None, tp=None,
            pp=None, cp=None, ep=None, vpp=None, zero=None,
            micro_batch=None, recompute=None, precision=None, region=None, grid_intensity=None,
            pue=None, price_per_hour=None, price_model="rental", power_cap=None, site=None,
@@ -421,7 +421,8 @@ def search(accelerators, devices, *, workload: Workload | None = None, model: st
         kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab, gated_mlp=gated_mlp,
         experts=experts, top_k=top_k, seq_len=seq_len, global_batch=global_batch, tokens=tokens,
         attention_kernel=attention_kernel, parallel_block=parallel_block, overlap=overlap,
-        balanced_pipeline=balanced_pipeline, fp8_activations=fp8_activations, region=region,
+        balanced_pipeline=balanced_pipeline, fp8_activations=fp8_activations,
+        optimizer_state=optimizer_state, region=region,
         grid_intensity=grid_intensity,
         pue=pue, price_per_hour=price_per_hour, price_model=price_model, power_cap=power_cap,
         assumptions=assumptions)

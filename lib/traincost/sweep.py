@@ -22,8 +22,9 @@ Input columns (one row per configuration):
 ``dp``                    optional; checked against devices / (tp * pp * cp)
 ``attention_kernel``      the software stack: auto / flash / cudnn / materialized, ``parallel_block``,
                           ``overlap`` (e.g. "tp,pp,dp"), ``balanced_pipeline``,
-                          ``fp8_activations`` (fp8 rows only); blank cells
-                          keep :class:`traincost.Workload`'s defaults
+                          ``fp8_activations`` (fp8 rows only), ``optimizer_state``
+                          (fp32 / bf16); blank cells keep :class:`traincost.Workload`'s
+                          defaults
 ``precision``             bf16 / fp16 / fp8 / tf32 (default bf16, fp16 where there is no bf16)
 ``region``                grid region id (default: world average), or ``grid_gco2e_per_kwh``
 ``pue``                   default: the cloud provider's, else the industry average
@@ -74,7 +75,7 @@ ARCH_COLUMNS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", 
                 "experts", "top_k")
 #: software-stack columns (see :class:`traincost.Workload`); blank cells keep the defaults
 STACK_COLUMNS = ("attention_kernel", "parallel_block", "overlap", "balanced_pipeline",
-                 "fp8_activations")
+                 "fp8_activations", "optimizer_state")
 _WORKLOAD_COLUMNS = ("model", *ARCH_COLUMNS, "seq_len", "global_batch", "tokens",
                      *STACK_COLUMNS)
 _SITE_COLUMNS = ("region", "pue", "grid_gco2e_per_kwh", "price_usd_per_h", "price_model",
@@ -196,7 +197,7 @@ def _entities(df: pd.DataFrame, assumptions: Assumptions):
                 for c in ("gated_mlp", "parallel_block", "balanced_pipeline", "fp8_activations"):
                     if kw[c] is not None:
                         kw[c] = bool(kw[c])
-                for c in ("attention_kernel", "overlap"):
+                for c in ("attention_kernel", "overlap", "optimizer_state"):
                     if kw[c] is not None:
                         kw[c] = str(kw[c]).strip().lower()
                 model = kw.pop("model")

@@ -95,6 +95,8 @@ def case_inputs(row: pd.Series, assumptions: Assumptions = DEFAULT) -> tuple[dic
         stack["balanced_pipeline"] = bool(int(row["balanced_pipeline"]))
     if _given(row.get("fp8_activations")):
         stack["fp8_activations"] = bool(int(row["fp8_activations"]))
+    if _given(row.get("optimizer_state")):
+        stack["optimizer_state"] = str(row["optimizer_state"])
     if stack:
         wl = replace(wl, **stack)
     if not _given(row.get("tokens")) and _given(row.get("total_flop")):
