@@ -347,6 +347,19 @@ def test_stack_controls_change_the_step_as_the_model_says(par):
     assert par.result["memory_gib_per_device"] > flash_memory
 
 
+def test_adam_state_control_cuts_the_optimizer_memory_to_a_third(par):
+    # fp32 master, momentum and variance are 12 bytes per parameter (ZeRO Sec. 3.1); bf16
+    # momentum and variance without a master copy are 4: a third, the rest unchanged
+    before = par.result["breakdown"]["memory_gib"]
+    assert par.result["stack"]["optimizer_state"] == "fp32"
+    par.controls["optimizer_state"].value = "bf16"
+    after = par.result["breakdown"]["memory_gib"]
+    assert par.result["stack"]["optimizer_state"] == "bf16"
+    assert after["optimizer"] == pytest.approx(before["optimizer"] / 3)
+    assert after["weights"] == before["weights"]
+    assert after["activations"] == before["activations"]
+
+
 @pytest.mark.parametrize("control, value, words", [
     ("pp", 3, ("cannot run", "devices 64")),
     ("devices", 60, ("cannot run", "devices 60")),
@@ -501,6 +514,7 @@ def test_parse_device_counts_rejects(text):
     (widgets.parallelism_explorer, {"recompute": "some"}, "recompute"),
     (widgets.parallelism_explorer, {"attention_kernel": "fast"}, "attention kernel"),
     (widgets.parallelism_explorer, {"overlap": "tp,cp"}, "overlap"),
+    (widgets.parallelism_explorer, {"optimizer_state": "fp16"}, "optimizer state"),
     (widgets.power_explorer, {"accelerator": "nope"}, "accelerator"),
     (widgets.region_carbon, {"regions": ("ATLANTIS",)}, "region"),
     (widgets.cheapest_for_deadline, {"accelerators": ("nope",)}, "accelerator"),

@@ -157,8 +157,8 @@ def layout_estimate(params: dict) -> Estimate | str:
         optional ``tokens`` [tokens], ``region``, ``price_per_hour`` [USD/h], and the
         layout knobs ``tp``, ``pp``, ``vpp``, ``zero``, ``recompute``, ``micro_batch``
         (absent or None: searched), and optionally the software stack
-        ``attention_kernel``, ``parallel_block``, ``overlap``, ``balanced_pipeline``
-        (absent: the defaults).
+        ``attention_kernel``, ``parallel_block``, ``overlap``, ``balanced_pipeline``,
+        ``optimizer_state`` (absent: the defaults).
         Context and expert parallelism are fixed at 1.
 
     Returns
@@ -176,7 +176,8 @@ def layout_estimate(params: dict) -> Estimate | str:
                         attention_kernel=params.get("attention_kernel"),
                         parallel_block=params.get("parallel_block"),
                         overlap=params.get("overlap"),
-                        balanced_pipeline=params.get("balanced_pipeline"), **knobs)
+                        balanced_pipeline=params.get("balanced_pipeline"),
+                        optimizer_state=params.get("optimizer_state"), **knobs)
     except ValueError as exc:
         return plain_reason(str(exc))
 

@@ -36,7 +36,7 @@ import pandas as pd
 
 from . import catalog, explore, plotting
 from .estimate import attention_label, compare, estimate
-from .inputs import ATTENTION_KERNELS, OVERLAP_KINDS, parse_overlap
+from .inputs import ATTENTION_KERNELS, OPTIMIZER_STATES, OVERLAP_KINDS, parse_overlap
 from .search import OBJECTIVES, search
 from .units import GIB, GIGA
 
@@ -652,10 +652,11 @@ def _recompute_buttons(recompute: str) -> widgets.ToggleButtons:
 
 
 def _stack_controls(attention_kernel: str, parallel_block: bool, overlap: str,
-                    balanced_pipeline: bool = False) -> dict:
+                    balanced_pipeline: bool = False, optimizer_state: str = "fp32") -> dict:
     """Software-stack controls: attention kernel, parallel block, one box per overlap kind,
-    balanced pipeline split."""
+    balanced pipeline split, Adam state precision."""
     _check_choice("attention kernel", attention_kernel, ATTENTION_KERNELS)
+    _check_choice("optimizer state", optimizer_state, OPTIMIZER_STATES)
     chosen = parse_overlap(overlap)
     out = {"attention_kernel": widgets.ToggleButtons(
                options=ATTENTION_KERNELS, value=attention_kernel, description="attention",
@@ -669,6 +670,11 @@ def _stack_controls(attention_kernel: str, parallel_block: bool, overlap: str,
     out["balanced_pipeline"] = widgets.Checkbox(
         value=bool(balanced_pipeline), indent=False,
         description="embedding and loss count as pipeline layers")
+    out["optimizer_state"] = widgets.ToggleButtons(
+        options=OPTIMIZER_STATES, value=optimizer_state, description="Adam state",
+        tooltips=["fp32 master weights, momentum and variance: 12 bytes per parameter",
+                  "bf16 momentum and variance, no fp32 master: 4 bytes per parameter"],
+        style={**_STYLE, "button_width": "70px"})
     return out
 
 
@@ -677,7 +683,8 @@ def _stack_values(controls: dict) -> dict:
     return {"attention_kernel": controls["attention_kernel"].value,
             "parallel_block": controls["parallel_block"].value,
             "overlap": ",".join(k for k in OVERLAP_KINDS if controls[f"overlap_{k}"].value),
-            "balanced_pipeline": controls["balanced_pipeline"].value}
+            "balanced_pipeline": controls["balanced_pipeline"].value,
+            "optimizer_state": controls["optimizer_state"].value}
 
 
 def _png(fig) -> bytes:
@@ -912,7 +919,8 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
                          pp: int = 4, vpp: int = 1, micro_batch: int = 1,
                          recompute: str = "selective", zero: int = 1,
                          attention_kernel: str = "auto", parallel_block: bool = False,
-                         overlap: str = "", balanced_pipeline: bool = False) -> widgets.VBox:
+                         overlap: str = "", balanced_pipeline: bool = False,
+                         optimizer_state: str = "fp32") -> widgets.VBox:
     """Sliders for a parallel layout; shows the step-time breakdown, MFU and memory.
 
     Parameters
@@ -932,6 +940,9 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
         measured fused kernel), ``flash``, ``cudnn`` or ``materialized``;
         a parallel attention + MLP block; overlapped communication, e.g. ``"tp,dp"``;
         embedding and loss counted as pipeline layers. [-]
+    optimizer_state : str
+        Adam state: ``fp32`` (master weights, momentum and variance, 12 bytes per
+        parameter) or ``bf16`` (bf16 momentum and variance, no master copy, 4 bytes). [-]
 
     Returns
     -------
@@ -954,7 +965,8 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
         "micro_batch": _selection(MICRO_BATCH_CHOICES, micro_batch, "micro-batch [seq]"),
         "zero": _zero_buttons(zero),
         "recompute": _recompute_buttons(recompute),
-        **_stack_controls(attention_kernel, parallel_block, overlap, balanced_pipeline),
+        **_stack_controls(attention_kernel, parallel_block, overlap, balanced_pipeline,
+                          optimizer_state),
     }
     dp, message, summary = widgets.HTML(), widgets.HTML(), widgets.HTML()
     chart = widgets.Image(format="png", layout=widgets.Layout(max_width="900px"))
@@ -964,7 +976,8 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
                          + [controls[f"overlap_{k}"] for k in OVERLAP_KINDS]
                          + [controls["balanced_pipeline"]])
     box = widgets.VBox([widgets.HBox([left, right]), controls["zero"], controls["recompute"],
-                        controls["attention_kernel"], stack, message, summary, chart])
+                        controls["attention_kernel"], stack, controls["optimizer_state"],
+                        message, summary, chart])
     box.controls, box.dp, box.message, box.summary, box.chart, box.result = \
         controls, dp, message, summary, chart, None
 
