@@ -157,6 +157,17 @@ def test_compare_one_row_per_accelerator():
     assert list(df["attention"].iloc[:2]) == ["flash", "cudnn"]
 
 
+def test_compare_shows_every_split_of_the_devices():
+    # devices = tp x pp x cp x dp (experts are placed inside the dp x cp ranks): the table
+    # must show the context-parallel degree too, or a row like TPU v5p's 1 x 1 x 256 on 512
+    # chips reads as half of them idle
+    df = traincost.compare(["tpu-v5p", "h100-sxm5-80gb"], 512, model="llama3.1-70b",
+                           global_batch=512, tokens=1e12)
+    for acc, r in df.iterrows():
+        assert r["tp"] * r["pp"] * r["cp"] * r["dp"] == r["devices"] == 512, acc
+        assert r["ep"] == 1 and r["vpp"] >= 1
+
+
 def test_assumptions_are_shown():
     est = traincost.estimate(accelerator="h100-sxm5-80gb", devices=64, model="llama2-7b",
                              global_batch=512, tokens=1e10)

@@ -632,8 +632,8 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
 
 
 #: columns of :func:`compare`'s table, with their units
-COMPARE_COLUMNS = ("accelerator", "devices", "tp", "pp", "dp", "micro_batch", "recompute", "zero",
-                   "attention", "fits_in_memory", "mfu", "train_time_days", "device_hours",
+COMPARE_COLUMNS = ("accelerator", "devices", "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch",
+                   "recompute", "zero", "attention", "fits_in_memory", "mfu", "train_time_days", "device_hours",
                    "avg_power_w_per_device", "facility_energy_mwh", "co2e_t",
                    "embodied_co2e_t", "cost_usd")
 
@@ -654,12 +654,12 @@ def compare(accelerators, devices, **kwargs) -> pd.DataFrame:
             rows.append({"accelerator": acc_id, "devices": n, "note": str(exc)})
             continue
         row = {k: d.get(k) for k in COMPARE_COLUMNS}
-        row.update({k: d["parallel"][k] for k in ("tp", "pp", "dp", "micro_batch", "recompute",
-                                                   "zero")})
+        row.update({k: d["parallel"][k] for k in ("tp", "pp", "dp", "cp", "ep", "vpp",
+                                                   "micro_batch", "recompute", "zero")})
         row["attention"] = d["stack"]["attention_kernel_used"]   # auto resolves per device
         row["note"] = "" if d["fits_in_memory"] else "does not fit in memory"
         rows.append(row)
     df = pd.DataFrame(rows, columns=[*COMPARE_COLUMNS, "note"]).set_index("accelerator")
-    for col in ("devices", "tp", "pp", "dp", "micro_batch", "zero"):
+    for col in ("devices", "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "zero"):
         df[col] = df[col].astype("Int64")
     return df
