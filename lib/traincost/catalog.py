@@ -186,7 +186,7 @@ def published_mfu_record(group: str) -> tuple[float, str]:
         if math.isnan(mfu):
             peak = accelerator(row["accelerator"]).peak_flop_per_s(precision)
             mfu = row["reported_model_tflops_per_device"] * TERA / peak
-        if not math.isnan(mfu) and not mfu <= best[0]:
+        if not math.isnan(mfu) and (math.isnan(best[0]) or mfu > best[0]):
             best = (float(mfu), str(case))
     return best
 

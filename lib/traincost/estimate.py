@@ -543,12 +543,14 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
     tokens : float
         Training tokens. [tokens]
     attention_kernel, parallel_block, overlap, balanced_pipeline, fp8_activations : optional
-    optimizer_state : optional
         The software stack (``auto``/``flash``/``cudnn``/``materialized``; parallel
         attention + MLP block; overlapped communication, a subset of ``tp,pp,dp,ep``;
         embedding and loss counted as layers in the pipeline split; DeepSeek-V3's FP8
-        activation recipe, precision fp8 only; Adam state in ``fp32`` or ``bf16``), see
-        :class:`Workload`.
+        activation recipe, precision fp8 only), see :class:`Workload`.
+    optimizer_state : str, optional
+        Adam state: ``fp32`` (default; master weights, momentum and variance, 12 bytes per
+        parameter) or ``bf16`` (momentum and variance, no master copy: 4 bytes), see
+        :class:`Workload`. [-]
     region : str, optional
         Grid region id (``traincost catalog regions``); world average if omitted.
     grid_intensity : float, optional
@@ -633,8 +635,8 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
 
 #: columns of :func:`compare`'s table, with their units
 COMPARE_COLUMNS = ("accelerator", "devices", "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch",
-                   "recompute", "zero", "attention", "fits_in_memory", "mfu", "train_time_days", "device_hours",
-                   "avg_power_w_per_device", "facility_energy_mwh", "co2e_t",
+                   "recompute", "zero", "attention", "fits_in_memory", "mfu", "train_time_days",
+                   "device_hours", "avg_power_w_per_device", "facility_energy_mwh", "co2e_t",
                    "embodied_co2e_t", "cost_usd")
 
 
