@@ -129,6 +129,13 @@ def test_constraints_remove_exactly_the_rows_they_should(flag, column):
     none = _everything(**kw, **{flag: float(free[column].min()) * 0.5})
     assert none.layouts_feasible == 0 and all(v is None for v in none.best.values())
     assert none.top.empty and any("deadline" in n for n in none.notes)
+    # and it says how far the cap is from reach: the best any layout that fits reaches,
+    # the minimum of the unconstrained table's column
+    (note,) = [n for n in none.notes if "deadline" in n]
+    best = float(free[column].min())
+    shown = {"train_time_days": f"takes {best:.3g} days", "cost_usd": f"costs {best:,.0f} USD",
+             "co2e_t": f"emits {best:.3g} tCO2e"}[column]
+    assert shown in note, note
 
 
 def _layout_with_devices(r):

@@ -240,6 +240,11 @@ def pareto_front(x: np.ndarray, y: np.ndarray, tiebreak: np.ndarray | None = Non
     return order[keep]
 
 
+#: the report column each search constraint caps: max_days, max_cost_usd, max_co2e_t
+_CONSTRAINED = {"train_time_days": "max_days", "cost_usd": "max_cost_usd",
+                "co2e_t": "max_co2e_t"}
+
+
 class _Scan:
     """Running top-K per objective, Pareto fronts and least-memory layout over chunks."""
 
@@ -249,12 +254,20 @@ class _Scan:
         self.fronts = {name: None for name in PARETO} if pareto else {}
         self.least = None
         self.evaluated = self.known = self.fit = self.feasible = 0
+        # the best any layout that fits reaches on each constrained figure, to say how far
+        # a deadline, budget or carbon cap that nothing meets is from reach
+        self.fit_best = {c: math.inf for c in _CONSTRAINED}
 
     def add(self, rec: dict, known, fit, feasible) -> None:
         self.evaluated += len(known)
         self.known += int(known.sum())
         self.fit += int(fit.sum())
         self.feasible += int(feasible.sum())
+        for c in _CONSTRAINED:
+            vals = rec[c][fit]
+            vals = vals[np.isfinite(vals)]
+            if len(vals):
+                self.fit_best[c] = min(self.fit_best[c], float(vals.min()))
         mem, index = rec["memory_gib_per_device"], rec["index"]
         if known.any():
             pos = np.flatnonzero(known)
@@ -550,7 +563,17 @@ def _result(scan, groups, objective, total, headroom, limits, notes, assumptions
                      f"{least.iloc[0]['memory_gib_per_device']:.3g} GiB" if len(least) else
                      "no valid layout has a known step time")
     elif not scan.feasible:
-        notes.append("no layout that fits in memory meets the deadline, budget and carbon cap")
+        cap = {"train_time_days": "deadline {:.3g} days", "cost_usd": "budget {:,.0f} USD",
+               "co2e_t": "carbon cap {:.3g} tCO2e"}
+        reach = {"train_time_days": "the fastest layout that fits takes {:.3g} days",
+                 "cost_usd": "the cheapest that fits costs {:,.0f} USD",
+                 "co2e_t": "the lowest-carbon that fits emits {:.3g} tCO2e"}
+        missed = [cap[col].format(limits[limit]) + ": "
+                  + (reach[col].format(scan.fit_best[col]) if math.isfinite(scan.fit_best[col])
+                     else "no layout that fits has a price (give --price-per-hour)")
+                  for col, limit in _CONSTRAINED.items() if limits[limit] is not None]
+        notes.append("no layout that fits in memory meets the deadline, budget and carbon cap"
+                     + (f" ({'; '.join(missed)})" if missed else ""))
     return SearchResult(objective=objective, layouts_enumerated=total,
                         layouts_evaluated=scan.evaluated, layouts_fit=scan.fit,
                         layouts_feasible=scan.feasible, elapsed_s=elapsed, best=best,
