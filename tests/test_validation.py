@@ -237,6 +237,9 @@ def test_llama2_family_device_hours_in_total(table):
     assert sum(r["reported"] for r in rows) == 3_311_616
     total_error = sum(r["predicted"] for r in rows) / 3_311_616 - 1
     assert abs(total_error) <= 0.15, f"{total_error:+.1%}"
+    # and the family's mean absolute error, each size counted once
+    mape = sum(abs(r["error_pct"]) for r in rows) / len(rows)
+    assert mape <= 15.0, f"{mape:.1f}%"
 
 
 def test_llama31_405b_device_hours(table):
