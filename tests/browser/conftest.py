@@ -110,6 +110,12 @@ def page(browser, request):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     pg = context.new_page()
     pg.set_default_timeout(60_000)
+    # Now and then JupyterLab asks which kernel to start ("Select Kernel", the notebook's
+    # own kernel preselected) for a notebook whose kernel is already idle; the modal then
+    # takes every click meant for the notebook. Accept it whenever it shows up.
+    pg.add_locator_handler(pg.locator(".jp-Dialog:has-text('Select Kernel')"),
+                           lambda *_: pg.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept")
+                           .first.click())
     yield pg
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     name = request.node.name.replace("/", "_").replace("[", "-").replace("]", "")
