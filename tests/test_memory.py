@@ -216,8 +216,8 @@ def test_sweep_takes_the_optimizer_state_as_a_column():
         est = traincost.estimate(**kw, optimizer_state=state)
         assert out["memory_gib_per_device"].iloc[i] == pytest.approx(
             est.report["memory_gib_per_device"], rel=1e-12)
-    # no sharding (ZeRO 0): the whole model's state, 8 bytes per parameter fewer (the
-    # state count leaves out the final norm's 4,096 weights: 32 KiB of 50 GiB)
+    # no sharding (ZeRO 0): 8 of the 12 bytes of state per parameter are saved, and
+    # nothing else moves
     saved = (out["memory_gib_per_device"].iloc[0] - out["memory_gib_per_device"].iloc[1])
-    params = traincost.estimate(**kw).report["params"]
-    assert saved == pytest.approx(8 * (params - 4096) / 2**30, rel=1e-9)
+    fp32_state = traincost.estimate(**kw).memory_breakdown_gib()["optimizer"]
+    assert saved == pytest.approx(fp32_state * 8 / 12, rel=1e-9)

@@ -77,8 +77,10 @@ def _add_workload(p):
                         "split (Llama 3; Megatron-Core --account-for-*-in-pipeline-split)")
     g.add_argument("--optimizer-state", choices=OPTIMIZER_STATES,
                    help="Adam state: fp32 (default: fp32 master weights, momentum and "
-                        "variance, 12 B/param) or bf16 (bf16 momentum and variance, no fp32 "
-                        "master, 4 B/param; NeMo distributed_fused_adam with dtype bf16)")
+                        f"variance, {DEFAULT.optimizer_bytes_per_param:g} B/param) or bf16 "
+                        "(bf16 momentum and variance, no fp32 master, "
+                        f"{DEFAULT.optimizer_bf16_bytes_per_param:g} B/param; NeMo "
+                        "distributed_fused_adam with dtype bf16)")
 
 
 def _add_layout(p):

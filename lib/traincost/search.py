@@ -495,12 +495,9 @@ def _scan_chunk(scan, g, gi, wl, site, lay, index, fill, limits, assumptions) ->
     known = np.isfinite(rec["step_time_s"])
     fit = known & (np.asarray(out["memory_bytes_per_device"]) <= fill * g.accelerator.hbm_bytes)
     feasible = fit
-    if limits["max_days"] is not None:
-        feasible = feasible & (rec["train_time_days"] <= limits["max_days"])
-    if limits["max_cost_usd"] is not None:
-        feasible = feasible & (rec["cost_usd"] <= limits["max_cost_usd"])    # NaN fails
-    if limits["max_co2e_t"] is not None:
-        feasible = feasible & (rec["co2e_t"] <= limits["max_co2e_t"])
+    for col, limit in _CONSTRAINED.items():
+        if limits[limit] is not None:
+            feasible = feasible & (rec[col] <= limits[limit])     # NaN (no price) fails
     scan.add(rec, known, fit, feasible)
 
 

@@ -38,7 +38,7 @@ import pandas as pd
 from . import catalog
 from .assumptions import DEFAULT, Assumptions
 from .estimate import estimate
-from .explore import model_flop_per_token
+from .explore import fixed_layout, model_flop_per_token
 
 #: (reported column, predicted key, metric family) compared for each case
 METRICS = (
@@ -154,10 +154,8 @@ def _as_run(kwargs: dict, assumptions: Assumptions, est, stated, notes: list):
                              assumptions, [])
     # the same layout on the real device: identical times (capacity only decides whether it
     # fits), but its capacity and fits_in_memory are the device's, not the unbounded one's
-    p = fast.parallel
-    fast = estimate(assumptions=assumptions, **{
-        **kwargs, "devices": est.devices, "tp": p.tp, "pp": p.pp, "cp": p.cp, "ep": p.ep,
-        "vpp": p.vpp, "zero": p.zero, "micro_batch": p.micro_batch, "recompute": p.recompute})
+    fast = estimate(assumptions=assumptions,
+                    **{**kwargs, "devices": est.devices, **fixed_layout(fast)})
     notes.append(f"memory model: no layout fits ({fast.report['memory_gib_per_device']:.0f} "
                  f"GiB for the fastest, {need:.0f} GiB at least, of "
                  f"{acc.hbm_bytes / 2**30:.0f} GiB), though the run fit; fastest evaluated")

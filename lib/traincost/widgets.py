@@ -35,6 +35,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from . import catalog, explore, plotting
+from .assumptions import DEFAULT
 from .estimate import attention_label, compare, estimate
 from .inputs import ATTENTION_KERNELS, OPTIMIZER_STATES, OVERLAP_KINDS, parse_overlap
 from .search import OBJECTIVES, search
@@ -672,8 +673,10 @@ def _stack_controls(attention_kernel: str, parallel_block: bool, overlap: str,
         description="embedding and loss count as pipeline layers")
     out["optimizer_state"] = widgets.ToggleButtons(
         options=OPTIMIZER_STATES, value=optimizer_state, description="Adam state",
-        tooltips=["fp32 master weights, momentum and variance: 12 bytes per parameter",
-                  "bf16 momentum and variance, no fp32 master: 4 bytes per parameter"],
+        tooltips=["fp32 master weights, momentum and variance: "
+                  f"{DEFAULT.optimizer_bytes_per_param:g} bytes per parameter",
+                  "bf16 momentum and variance, no fp32 master: "
+                  f"{DEFAULT.optimizer_bf16_bytes_per_param:g} bytes per parameter"],
         style={**_STYLE, "button_width": "70px"})
     return out
 
