@@ -1,0 +1,105 @@
+"""The refactor's guard (issue 20): the numbers do not move.
+
+``tests/golden/`` holds tables written by ``tests/golden/make_golden.py`` at commit
+4a52c2f, before the architecture work started: a 6,000-row sweep over every accelerator,
+dense and MoE presets, every stack knob and precision (fitting, non-fitting and rule-breaking
+layouts), 16 searched estimates and ``traincost validate --json``. Each is recomputed here
+and must agree to float round-off (relative 1e-9). Outputs added later (new keys) are
+allowed; a golden key that disappears or changes is not.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+GOLDEN = pathlib.Path(__file__).parent / "golden"
+sys.path.insert(0, str(GOLDEN))
+import make_golden  # noqa: E402
+
+RTOL = 1e-9
+
+
+def _same(path: str, want, got, bad: list) -> None:
+    """Collect the paths where ``got`` differs from ``want`` (numbers to RTOL)."""
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            bad.append(f"{path}: {got!r} is not an object")
+            return
+        for k, v in want.items():
+            if k not in got:
+                bad.append(f"{path}.{k}: missing")
+            else:
+                _same(f"{path}.{k}", v, got[k], bad)
+    elif isinstance(want, list):
+        if not isinstance(got, list) or len(got) != len(want):
+            bad.append(f"{path}: {got!r} is not a list of {len(want)}")
+            return
+        for i, (w, g) in enumerate(zip(want, got)):
+            _same(f"{path}[{i}]", w, g, bad)
+    elif isinstance(want, bool) or want is None or isinstance(want, str):
+        if want != got:
+            bad.append(f"{path}: {got!r} != {want!r}")
+    elif isinstance(want, (int, float)):
+        if not isinstance(got, (int, float)) or isinstance(got, bool):
+            bad.append(f"{path}: {got!r} is not a number")
+        elif math.isnan(want) != math.isnan(got) or not (
+                math.isnan(want) or math.isclose(got, want, rel_tol=RTOL, abs_tol=1e-300)):
+            bad.append(f"{path}: {got!r} != {want!r}")
+    else:                                              # pragma: no cover - json has no others
+        bad.append(f"{path}: unexpected {type(want)}")
+
+
+def test_compare_catches_a_change():
+    """The comparison itself can fail: a 1e-6 change and a missing key are both caught."""
+    bad = []
+    _same("x", {"a": 1.0, "b": [1, "s"], "c": True}, {"a": 1.000001, "b": [1, "t"]}, bad)
+    assert bad == ["x.a: 1.000001 != 1.0", "x.b[1]: 't' != 's'", "x.c: missing"]
+
+
+def test_sweep_matches_golden():
+    import traincost
+    want = pd.read_csv(GOLDEN / "sweep.csv.gz")
+    table = make_golden.read_inputs()
+    got = traincost.sweep(table)
+    assert len(got) == len(want)
+    for col in want.columns:
+        assert col in got, f"column {col} missing"
+        w, g = want[col], got[col]
+        if w.dtype.kind == "f" or g.dtype.kind == "f":
+            w = w.to_numpy(dtype=float)
+            g = pd.to_numeric(g, errors="coerce").to_numpy(dtype=float)
+            np.testing.assert_allclose(g, w, rtol=RTOL, atol=0, equal_nan=True,
+                                       err_msg=f"column {col}")
+        elif w.dtype == bool or g.dtype == bool:
+            assert (w.astype(bool).to_numpy() == g.astype(bool).to_numpy()).all(), col
+        elif w.dtype.kind in "iu":
+            assert (w.to_numpy() == g.to_numpy()).all(), col
+        else:
+            ws = w.fillna("").astype(str).to_numpy()
+            gs = g.fillna("").astype(str).replace({"nan": "", "None": ""}).to_numpy()
+            assert (ws == gs).all(), f"column {col}: {ws[ws != gs][:3]} vs {gs[ws != gs][:3]}"
+
+
+def test_searched_estimates_match_golden():
+    want = json.loads((GOLDEN / "estimates.json").read_text())
+    got = make_golden.estimates()
+    bad = []
+    for i, (w, g) in enumerate(zip(want, got)):
+        _same(f"estimate[{i}]", w["result"], json.loads(json.dumps(g, default=str)), bad)
+    assert not bad, "\n".join(bad[:20])
+
+
+@pytest.mark.slow
+def test_validation_matches_golden():
+    want = json.loads((GOLDEN / "validate.json").read_text())
+    got = make_golden.validate_json()
+    bad = []
+    _same("validate", want, got, bad)
+    assert not bad, "\n".join(bad[:20])
