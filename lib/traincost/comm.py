@@ -99,3 +99,87 @@ def collective_time(kind, size_bytes, n, bytes_per_s, latency_s):
 def p2p_time(size_bytes, bytes_per_s, latency_s):
     """Time of one point-to-point send. [s]"""
     return size_bytes / bytes_per_s + latency_s
+
+
+def tp_allreduces_per_layer(parallel_block, full_recompute):
+    """Tensor-parallel all-reduces of one layer per micro-batch. [-]
+
+    Two per pass (after attention and after the MLP), forward and backward, and another
+    two in the recompute forward; a parallel block sums attention and MLP before its one
+    all-reduce per pass (MegaScale, Jiang et al. NSDI'24, Sec. 3.1, Fig. 3a).
+
+    >>> [int(tp_allreduces_per_layer(p, f)) for p, f in ((False, False), (False, True), (True, False))]
+    [4, 6, 2]
+    """
+    return np.where(parallel_block, 1, 2) * (2 + full_recompute)
+
+
+def cp_kv_gather_time(micro_batch, seq_len, kv_heads, head_dim, tp, cp, bytes_per_s,
+                      latency_s, full_recompute, bytes_per_element=2.0):
+    """Context-parallel key/value all-gathers of one layer per micro-batch. [s]
+
+    Each rank gathers the K and V of the whole sequence, ``2 b s a_kv d e / t`` bytes,
+    once in the forward and twice in the backward (a gather and a reduce-scatter of their
+    gradients), once more to recompute (Megatron-Core context parallelism; Liu et al.,
+    Ring Attention, arXiv:2310.01889).
+
+    >>> float(cp_kv_gather_time(1, 1000, 1, 1, 1, 2, 1000.0, 0.0, False, 1.0))   # 3 x 1000 B / 2
+    3.0
+    """
+    kv_bytes = 2 * micro_batch * seq_len * kv_heads * head_dim * bytes_per_element / tp
+    return (3 + full_recompute) * collective_time("all_gather", kv_bytes, cp, bytes_per_s,
+                                                  latency_s)
+
+
+def ep_token_copies(top_k, route_nodes, ep, stride, domain):
+    """Copies of a token the expert all-to-all sends over the network. [-]
+
+    Each token goes to its k experts; under node-limited routing (DeepSeek-V3,
+    arXiv:2412.19437, Sec. 3.2.2) an expert group spanning scale-up domains sends it once
+    per target node, at most ``route_nodes`` times, and forwards it inside the node.
+
+    >>> [int(ep_token_copies(8, m, 64, 1, 8)) for m in (0, 4)]
+    [8, 4]
+    """
+    node_limited = (route_nodes > 0) & crosses_domain(ep, stride, domain)
+    return np.where(node_limited, np.minimum(top_k, route_nodes), top_k)
+
+
+def ep_all_to_all_time(tokens, copies, hidden, tp, ep, bytes_per_s, latency_s, full_recompute,
+                       bytes_per_element=2.0):
+    """Expert-parallel all-to-alls of one MoE layer per micro-batch. [s]
+
+    Dispatch and combine in the forward and the backward, two more under full
+    recomputation, each moving ``tokens * copies * h * e / t`` bytes per rank.
+
+    >>> float(ep_all_to_all_time(1, 2, 1, 1, 2, 1.0, 0.0, False, 1.0))    # 4 x 2 B / 2
+    4.0
+    """
+    a2a_bytes = tokens * copies * hidden * bytes_per_element / tp
+    return (4 + 2 * full_recompute) * collective_time("all_to_all", a2a_bytes, ep, bytes_per_s,
+                                                      latency_s)
+
+
+def pp_send_time(activation_bytes, sequence_parallel, tp, pp, vpp, bytes_per_s, latency_s):
+    """Pipeline sends of one micro-batch on one stage: forward and backward, per chunk. [s]
+
+    ``2 v (S / bw + latency)`` with S the activations at a stage boundary, split over the
+    tensor-parallel ranks under sequence parallelism; zero without a pipeline.
+
+    >>> [float(pp_send_time(8.0, True, 2, p, 1, 1.0, 0.0)) for p in (1, 4)]
+    [0.0, 8.0]
+    """
+    send = activation_bytes / np.where(sequence_parallel, tp, 1)
+    return np.where(pp > 1, 2 * vpp * p2p_time(send, bytes_per_s, latency_s), 0.0)
+
+
+def zero3_gather_time(weight_bytes, units, n, bytes_per_s, latency_s):
+    """ZeRO-3 / FSDP weight all-gathers of one pass, one per layer. [s]
+
+    ``units * t_all_gather(W / units)``: the bandwidth term of the whole shard, the latency
+    term once per layer.
+
+    >>> float(zero3_gather_time(8.0, 4, 2, 1.0, 0.5))      # 4 x (0.5 x 2 + 0.5)
+    6.0
+    """
+    return units * collective_time("all_gather", weight_bytes / units, n, bytes_per_s, latency_s)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .arrays import any_true
 from .units import BYTES_PER_ELEMENT, E5M6_BYTES
 from .workload import RECOMPUTE_CODES
 
@@ -185,3 +186,178 @@ def microbatches_in_flight(pp, vpp, num_microbatches):
     """
     inflight = np.minimum(num_microbatches, pp)
     return inflight * np.where(vpp > 1, 1 + (pp - 1) / (pp * vpp), 1.0)
+
+
+def first_stage_dense_params(layer_params, first_stage_layers, layers, embedding, output, pp,
+                             tp, mtp_depth=0, hidden=0):
+    """Dense (non-expert) parameters one device of the first pipeline stage holds. [params]
+
+    Parameters
+    ----------
+    layer_params : float or array
+        Dense parameters of all transformer layers (the experts' excluded). [params]
+    first_stage_layers : float or array
+        Transformer layers on the first stage (:func:`traincost.workload.stage_layers`). [-]
+    layers : int or array
+        L. [-]
+    embedding, output : float or array
+        Input embedding and output layer (0 when tied) parameters. [params]
+    pp, tp : int or array
+        Pipeline stages and tensor-parallel size. [-]
+    mtp_depth, hidden : int or array
+        D multi-token-prediction modules and h (DeepSeek-V3). [-]
+
+    Returns
+    -------
+    ``(P_layers * L_1 / L + P_emb + [p = 1] (P_out + D (P_layers / L + 2 h^2))) / t``: the
+    first stage holds the embedding; without a pipeline also the output layer and the MTP
+    modules (an average layer's weights and a 2h x h projection each), which otherwise sit
+    on the last stage (DeepSeek-V3, arXiv:2412.19437, Sec. 3.2.3). [params]
+
+    Examples
+    --------
+    GPT-3 175B's layers (96 x 12 h^2, h = 12288: 173.95e9) on 8 stages of 12 layers, tp 8,
+    with its embedding (51200 + 2048 positions, x h: 0.642e9): (173.95e9 / 8 + 0.642e9) / 8:
+
+    >>> h = 12288
+    >>> p = first_stage_dense_params(96 * 12 * h * h, 12, 96, 52224 * h, 0, 8, 8)
+    >>> round(float(p) / 1e9, 3)
+    2.798
+    """
+    single = pp == 1
+    resident = embedding + np.where(single, output, 0)
+    if any_true(mtp_depth):
+        resident = resident + np.where(single, mtp_depth * (layer_params / layers
+                                                            + 2 * hidden * hidden), 0)
+    return (layer_params * first_stage_layers / layers + resident) / tp
+
+
+def expert_params_on_device(expert_params, stage_share, ep, tp, pp, experts, moe_layers,
+                            mtp_depth=0):
+    """Routed-expert parameters one device holds. [params]
+
+    ``P_exp * share / (ep * t)``: the stage's share of the MoE layers' experts, split over
+    the expert- and tensor-parallel ranks; without a pipeline (p = 1) the D MTP modules'
+    MoE blocks too, one MoE layer's experts each (DeepSeek-V3 Sec. 2.2).
+
+    >>> float(expert_params_on_device(8e9, 0.25, 8, 1, 4, 64, 16))   # a quarter, 8 ways
+    250000000.0
+    >>> float(expert_params_on_device(8e9, 1.0, 8, 1, 1, 64, 16, mtp_depth=1))
+    1062500000.0
+    """
+    on_device = expert_params * stage_share / (ep * tp)
+    if any_true(mtp_depth):
+        on_device = on_device + np.where(
+            (pp == 1) & (experts > 0),
+            mtp_depth * expert_params / np.maximum(moe_layers, 1), 0) / (ep * tp)
+    return on_device
+
+
+def stored_ffn_width(ffn_hidden, moe_ffn_hidden, gated, moe_share, top_k, shared_experts):
+    """MLP width whose activations a layer stores per token, averaged over the layers. [-]
+
+    ``g * ((1 - s_moe) f + s_moe (k + n_shared) f_moe)`` with g =
+    :data:`GATED_MLP_STORE_FACTOR` for a gated MLP (else 1) and s_moe the MoE layers'
+    share: each token passes k routed and the shared experts of an MoE layer.
+
+    >>> float(stored_ffn_width(14336, 0, True, 0.0, 0, 0))         # Llama 3 8B: 1.5 x f
+    21504.0
+    >>> float(stored_ffn_width(0, 14336, True, 1.0, 2, 0))         # Mixtral: k = 2 experts
+    43008.0
+    """
+    gate = np.where(gated, GATED_MLP_STORE_FACTOR, 1.0)
+    return gate * ((1 - moe_share) * ffn_hidden
+                   + moe_share * (top_k + shared_experts) * moe_ffn_hidden)
+
+
+def mla_fp8_cache_bytes(kv_lora_rank, qk_rope_head_dim, q_lora_rank, heads, qk_dim,
+                        bytes_per_element=2.0):
+    """Bytes per token DeepSeek-V3's FP8 recipe keeps for an MLA layer's up-projections.
+
+    The compressed key/value latent in FP8, the decoupled rotary key in 16 bits, and the
+    query latent in FP8 at low rank (``q_lora_rank > 0``) or the full query in 16 bits;
+    the up-projections are recomputed from them in the backward (arXiv:2412.19437 Sec.
+    3.3.2). [bytes/token]
+
+    >>> float(mla_fp8_cache_bytes(512, 64, 1536, 128, 192))   # 512 + 128 + 1536
+    2176.0
+    """
+    fp8 = BYTES_PER_ELEMENT["fp8"]
+    return kv_lora_rank * fp8 + qk_rope_head_dim * bytes_per_element + np.where(
+        q_lora_rank > 0, q_lora_rank * fp8, heads * qk_dim * bytes_per_element)
+
+
+def logits_bytes(seq_len, micro_batch, vocab, tp, bytes_per_element=2.0):
+    """The output layer's logits of one micro-batch in fp32, one tensor-parallel shard. [bytes]
+
+    ``2 e s b V / t`` (e = 2 bytes for 16-bit activations: 4-byte fp32 logits).
+
+    >>> float(logits_bytes(2048, 1, 51200, 8)) / 2**20      # 2048 x 6400 fp32 values
+    50.0
+    """
+    return 2 * bytes_per_element * seq_len * micro_batch * vocab / tp
+
+
+def stage_activation_bytes(stored, full, pp, vpp, num_microbatches, layers_per_stage,
+                           first_stage_layers, balanced, full_recompute, logits, mtp_depth=0):
+    """Activations the first pipeline stage holds at its peak. [bytes]
+
+    Parameters
+    ----------
+    stored, full : float or array
+        One layer's stored and full activations for one micro-batch
+        (:func:`activation_bytes_per_layer`). [bytes]
+    pp, vpp, num_microbatches : int or array
+        p, v, m. [-]
+    layers_per_stage, first_stage_layers : float or array
+        :func:`traincost.workload.stage_layers`. [-]
+    balanced, full_recompute : bool or array
+        A balanced split (the first chunk has a layer fewer); full recomputation (one
+        layer's full activations live while it recomputes). [-]
+    logits : float or array
+        :func:`logits_bytes`, held when there is no pipeline (the last stage is the first). [bytes]
+    mtp_depth : int or array
+        MTP modules, whose activations sit with the output layer. [-]
+
+    Notes
+    -----
+    1F1B holds min(m, p) micro-batches over the stage's layers, and with interleaving
+    (:func:`microbatches_in_flight`) the extra ones on its first chunk only
+    (Korthikanti et al. [2] Sec. 4.2.3):
+    ``L_1 min(m, p) + (inflight - min(m, p)) v (L_stage / v - [balanced])`` layer-micro-batches.
+
+    Examples
+    --------
+    8 stages, v = 2, m = 16, 12 layers each: 8 x 12 + (8 x 1.4375 - 8) x 2 x 6 = 138
+    layer-micro-batches of 1 byte:
+
+    >>> float(stage_activation_bytes(1.0, 0.0, 8, 2, 16, 12, 12, False, False, 0.0))
+    138.0
+    """
+    inflight = microbatches_in_flight(pp, vpp, num_microbatches)
+    first_chunk_layers = layers_per_stage / vpp - balanced
+    steady = np.minimum(num_microbatches, pp)
+    layer_microbatches = first_stage_layers * steady \
+        + (inflight - steady) * vpp * first_chunk_layers
+    single = pp == 1
+    activations = layer_microbatches * stored + np.where(full_recompute, full, 0.0) \
+        + np.where(single, logits, 0.0)
+    if any_true(mtp_depth):
+        activations = activations + np.where(single, mtp_depth * stored, 0.0)
+    return activations
+
+
+def optimizer_shard_params(dense_params, expert_params, zero, dp, expert_dp):
+    """Parameters whose optimizer step one device runs. [params]
+
+    ZeRO 1-3 shards the optimizer over the ranks holding the same weights: the dense ones
+    over d (data- and context-parallel ranks), the experts over their own replicas.
+
+    >>> float(optimizer_shard_params(8e9, 1e9, 1, 8, 2))
+    1500000000.0
+    >>> float(optimizer_shard_params(8e9, 0.0, 0, 8, 8))
+    8000000000.0
+    """
+    sharded = zero >= 1
+    return dense_params / np.where(sharded, dp, 1) + expert_params / np.where(sharded,
+                                                                              expert_dp, 1)

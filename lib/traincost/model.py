@@ -11,12 +11,15 @@ Column names (inputs) are listed in :data:`INPUT_COLUMNS`; outputs are SI quanti
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from . import comm, footprint, memory, performance, power, workload
+from .arrays import any_true
 from .assumptions import DEFAULT, Assumptions
-from .units import (BYTES_PER_ELEMENT, GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH,
-                    SECONDS_PER_DAY, SECONDS_PER_HOUR, TERA)
+from .units import (GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH, SECONDS_PER_DAY,
+                    SECONDS_PER_HOUR, TERA)
 
 INPUT_COLUMNS = (
     # accelerator (at the chosen precision)
@@ -45,11 +48,6 @@ STEP_PARTS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "stragglers
 MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "reserved")
 
 
-def _any(x) -> bool:
-    """Whether any element of a scalar or array is true (cheaper than np.any on scalars)."""
-    return bool(x.any()) if isinstance(x, np.ndarray) else bool(x)
-
-
 def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     """Evaluate configurations given as columns (scalars or equal-length arrays).
 
@@ -75,6 +73,15 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
 
     Notes
     -----
+    The stages, in data-flow order (each a function of this module wiring named formulas):
+    the layout's geometry (:func:`layout_stage`), the workload's parameters and FLOP
+    (:func:`workload_stage`), memory per device (:func:`memory_stage`), compute per
+    micro-batch (:func:`compute_stage`), the tensor-, context-, expert- and
+    pipeline-parallel communication per micro-batch (:func:`microbatch_comm_stage`), the
+    data-parallel exchange and the optimizer per step (:func:`data_parallel_stage`), the
+    step's parts (:func:`step_stage`), then throughput, power, energy, carbon and cost
+    (:func:`footprint_stage`).
+
     Step time (Narayanan et al. SC21 Sec. 3.4):
     ``T = m*t_mb + (p-1)/v * t_mb + T_dp,exposed + T_optimizer`` with m = B/(d*b)
     micro-batches and t_mb one micro-batch's time on one stage (compute plus exposed
@@ -95,118 +102,108 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     (DeepSeek-V3 Secs. 3.2.1-3.5.1).
     """
     a = assumptions
-    L, h, s, V = c["layers"], c["hidden"], c["seq_len"], c["vocab"]
-    heads, kv, d = c["heads"], c["kv_heads"], c["head_dim"]
+    g = layout_stage(c)
+    w = workload_stage(c)
+    mem, shard = memory_stage(c, a, g, w)
+    comp = compute_stage(c, a, g, w, shard.produced)
+    mb = microbatch_comm_stage(c, a, g, w, comp)
+    dp = data_parallel_stage(c, a, g, shard, comp)
+    parts = step_stage(g, comp, mb, dp)
+    out = footprint_stage(c, a, g, w, parts, sum(mem.values()))
+    out.update({f"step_{k_}_s": v_ for k_, v_ in parts.items()})
+    out.update({f"memory_{k_}_bytes": v_ for k_, v_ in mem.items()})
+    return out
+
+
+def layout_stage(c: dict) -> SimpleNamespace:
+    """The layout's geometry: replicas, micro-batches, the pipeline's stages, flags.
+
+    Returns a namespace with ``dp`` = n/(t p cp), ``m`` = B/(dp b) micro-batches per step,
+    ``dp_cp`` (the ranks holding the same weights: data- and context-parallel ones alike
+    reduce their gradients together, and a distributed optimizer shards over all of them,
+    Megatron-Core's ``intra_dp_cp_group``), ``dp_ep`` (each expert's data-parallel
+    replicas), ``layers_per_stage`` and ``first_stage_layers``
+    (:func:`traincost.workload.stage_layers`), ``stage_share`` (the fullest stage's share of
+    the layers), ``single_stage``, ``balanced``, ``full_rc``, ``s_local`` (tokens of a
+    sequence on one context-parallel rank), ``tokens_mb`` (of a micro-batch), ``act_e``
+    (activation bytes per element: 16-bit under fp8) and the flags ``moe``, ``any_cp``,
+    ``any_zero3`` and ``mtp`` that let a stage skip a term zero on every row (speed only).
+    """
     t, p, cp, ep, v = c["tp"], c["pp"], c["cp"], c["ep"], c["vpp"]
-    b, B, n = c["micro_batch"], c["global_batch"], c["devices"]
-    zero, rc, mla = c["zero"], c["recompute"], c["mla"]
-    E, k, shared = c["experts"], c["top_k"], c["shared_experts"]
-    e = c["bytes_per_element"]
-    act_e = np.maximum(e, 2.0)                       # activations stay 16-bit under fp8
-    dp = n // (t * p * cp)
-    m = B // (dp * b)                                # micro-batches per step
-    # the ranks holding the same weights: data- and context-parallel ones alike reduce
-    # their gradients together, and a distributed optimizer shards over all of them
-    # (Megatron-Core's intra_dp_cp_group, megatron/core/optimizer/__init__.py)
+    dp = c["devices"] // (t * p * cp)
     dp_cp = dp * cp
-    # the slowest stage holds ceil(L/(p*v)) layers per model chunk (uneven splits, e.g.
-    # BLOOM's 70 layers on 12 stages, load one stage more). A balanced split counts the
-    # embedding and the loss as a layer each (Llama 3 Sec. 3.3.2): L + 2 units, and the
-    # first and last stages hold one transformer layer fewer.
     single_stage = p == 1
     balanced = c["balanced_pipeline"] & np.logical_not(single_stage)
-    layers_per_stage = np.ceil(workload.pipeline_units(L, balanced) / (p * v)) * v
-    stage_share = layers_per_stage / L               # the peak stage's share of the layers
-    first_stage_layers = layers_per_stage - balanced  # the first stage's transformer layers
-    full_rc = rc == workload.RECOMPUTE_CODES["full"]
-    # Terms that are zero for every row are skipped, not computed as arrays of zeros
-    # (speed only: the formulas below are the same either way).
-    moe = _any(E > 0)                                # expert terms vanish for dense models
-    any_cp = _any(cp > 1)                            # context-parallel traffic needs cp > 1
-    any_zero3 = _any(zero == 3)                      # weight gathers only under ZeRO-3
-    mtp_d = c["mtp_depth"]
-    mtp = _any(mtp_d > 0)                            # multi-token-prediction modules
+    layers_per_stage, first_stage_layers = workload.stage_layers(c["layers"], p, v, balanced)
+    s_local = c["seq_len"] / cp
+    return SimpleNamespace(
+        pp=p, vpp=v, dp=dp, m=c["global_batch"] // (dp * c["micro_batch"]), dp_cp=dp_cp,
+        dp_ep=dp_cp // ep,
+        single_stage=single_stage, balanced=balanced, layers_per_stage=layers_per_stage,
+        first_stage_layers=first_stage_layers, stage_share=layers_per_stage / c["layers"],
+        full_rc=c["recompute"] == workload.RECOMPUTE_CODES["full"], s_local=s_local,
+        tokens_mb=c["micro_batch"] * s_local, act_e=np.maximum(c["bytes_per_element"], 2.0),
+        moe=any_true(c["experts"] > 0), any_cp=any_true(cp > 1),
+        any_zero3=any_true(c["zero"] == 3), mtp=any_true(c["mtp_depth"] > 0))
 
-    # ---- workload ------------------------------------------------------------------
+
+def workload_stage(c: dict) -> SimpleNamespace:
+    """Parameters, FLOP per token and the attention head sizes of the workload.
+
+    Returns ``params`` (:func:`traincost.workload.parameter_counts`), ``model_fpt`` and
+    ``hw_fpt`` (FLOP per token without / with recompute), ``qk_dim`` and ``v_dim``.
+    """
+    mla = c["mla"]
     params = workload.parameter_counts(
-        L, h, heads, kv, d, c["ffn_hidden"], c["gated_mlp"], V, s, c["tied_embeddings"],
-        c["learned_positions"], E, k, shared, c["moe_ffn_hidden"], c["dense_layers"], mla,
-        c["q_lora_rank"], c["kv_lora_rank"], c["qk_rope_head_dim"], c["v_head_dim"])
+        c["layers"], c["hidden"], c["heads"], c["kv_heads"], c["head_dim"], c["ffn_hidden"],
+        c["gated_mlp"], c["vocab"], c["seq_len"], c["tied_embeddings"], c["learned_positions"],
+        c["experts"], c["top_k"], c["shared_experts"], c["moe_ffn_hidden"], c["dense_layers"],
+        mla, c["q_lora_rank"], c["kv_lora_rank"], c["qk_rope_head_dim"], c["v_head_dim"])
     attn_core = workload.attention_core_flop_per_token(
-        L, s, heads, d, mla=mla, qk_rope_head_dim=c["qk_rope_head_dim"],
-        v_head_dim=c["v_head_dim"])
-    model_fpt, hw_fpt = workload.flop_per_token(params["layer_matmul_active"], V, h, attn_core, rc)
+        c["layers"], c["seq_len"], c["heads"], c["head_dim"], mla=mla,
+        qk_rope_head_dim=c["qk_rope_head_dim"], v_head_dim=c["v_head_dim"])
+    model_fpt, hw_fpt = workload.flop_per_token(params["layer_matmul_active"], c["vocab"],
+                                                c["hidden"], attn_core, c["recompute"])
+    qk_dim, v_dim = workload.attention_head_dims(c["head_dim"], mla, c["qk_rope_head_dim"],
+                                                 c["v_head_dim"])
+    return SimpleNamespace(params=params, model_fpt=model_fpt, hw_fpt=hw_fpt, qk_dim=qk_dim,
+                           v_dim=v_dim)
 
-    # ---- memory (the first pipeline stage, which holds the most) -------------------------
+
+def memory_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace):
+    """Memory of a device of the first pipeline stage, which holds the most.
+
+    Returns ``(parts, shard)``: the bytes of each of :data:`MEMORY_PARTS`, and a namespace
+    with the parameters on the device (``dense``, ``expert``) and ``produced``, the bytes
+    of activations a layer produces for one micro-batch (kept or not), which the
+    element-wise traffic follows.
+    """
+    params, L, t = w.params, c["layers"], c["tp"]
     expert_params = params["experts"]
-    dense_layer_params = params["layers"] - expert_params
-    first_stage_embed = params["embedding"] + np.where(single_stage, params["output"], 0)
-    if mtp:
-        # the MTP modules sit with the output head on the last stage (DeepSeek-V3 Sec.
-        # 3.2.3): on the first only without a pipeline. Each holds an average layer's
-        # weights and a 2h x h projection
-        first_stage_embed = first_stage_embed + np.where(
-            single_stage, mtp_d * (dense_layer_params / L + 2 * h * h), 0)
-    dense_on_device = (dense_layer_params * first_stage_layers / L + first_stage_embed) / t
+    dense = memory.first_stage_dense_params(
+        params["layers"] - expert_params, g.first_stage_layers, L, params["embedding"],
+        params["output"], c["pp"], t, c["mtp_depth"] if g.mtp else 0, c["hidden"])
     # Adam state per parameter: fp32 master, m and v, or bf16 m and v without a master copy
     optimizer_bytes = np.where(c["optimizer_bf16"], a.optimizer_bf16_bytes_per_param,
                                a.optimizer_bytes_per_param)
-    states = memory.model_state_bytes(dense_on_device, dp_cp, zero, a.weight_bytes_per_param,
+    states = memory.model_state_bytes(dense, g.dp_cp, c["zero"], a.weight_bytes_per_param,
                                       a.grad_bytes_per_param, optimizer_bytes)
-    dp_ep = dp_cp // ep                              # data-parallel replicas of each expert
-    if moe:
-        expert_on_device = expert_params * stage_share / (ep * t)
-        if mtp:                                      # an MTP block's experts, p = 1 only
-            expert_on_device = expert_on_device + np.where(
-                single_stage & (E > 0),
-                mtp_d * expert_params / np.maximum(params["moe_layers"], 1), 0) / (ep * t)
-        states_expert = memory.model_state_bytes(expert_on_device, dp_ep, zero,
+    if g.moe:
+        expert = memory.expert_params_on_device(
+            expert_params, g.stage_share, c["ep"], t, c["pp"], c["experts"],
+            params["moe_layers"], c["mtp_depth"] if g.mtp else 0)
+        states_expert = memory.model_state_bytes(expert, g.dp_ep, c["zero"],
                                                  a.weight_bytes_per_param,
-                                                 a.grad_bytes_per_param,
-                                                 optimizer_bytes)
+                                                 a.grad_bytes_per_param, optimizer_bytes)
         states = {k_: states[k_] + states_expert[k_] for k_ in states}
     else:
-        expert_on_device = 0.0                       # dense: no expert weights
-    moe_share = params["moe_layers"] / L
-    gate = np.where(c["gated_mlp"], memory.GATED_MLP_STORE_FACTOR, 1.0)
-    ffn_eff = gate * ((1 - moe_share) * c["ffn_hidden"]
-                      + moe_share * (k + shared) * c["moe_ffn_hidden"])
-    v_dim = np.where(mla, c["v_head_dim"], d)
-    qk_dim = d + np.where(mla, c["qk_rope_head_dim"], 0)
-    s_local = s / cp
-    flash, ptb = c["flash_attention"], c["parallel_block"]
-    # DeepSeek-V3's FP8 activation recipe (fp8 runs only): with MLA, the up-projections are
-    # recomputed from their cached FP8 latents (kv and, at low rank, q) beside the 16-bit
-    # rotary key; a full-rank query is kept
-    fp8_act = c["fp8_activations"] & c["fp8"]
-    any_fp8_act = _any(fp8_act)
-    fp8_b, q_rank = BYTES_PER_ELEMENT["fp8"], c["q_lora_rank"]
-    mla_cache = np.where(mla, c["kv_lora_rank"] * fp8_b + c["qk_rope_head_dim"] * act_e
-                         + np.where(q_rank > 0, q_rank * fp8_b, heads * qk_dim * act_e),
-                         np.nan) if any_fp8_act else np.nan
-    stored, full = memory.activation_bytes_per_layer(
-        s_local, b, h, heads, kv, (qk_dim + v_dim) / 2, ffn_eff, t, rc, a.sequence_parallel, act_e,
-        flash, ptb, a.flash_stats_bytes_per_head, moe_share * k, fp8_act, c["gated_mlp"],
-        mla_cache)
-    # the element-wise traffic follows the tensors a layer produces, kept or not: the FP8
-    # recipe changes what is kept, not what is computed (its recomputed norms and SwiGLU
-    # outputs are left out of the traffic, a small share)
-    produced = full if not any_fp8_act else memory.activation_bytes_per_layer(
-        s_local, b, h, heads, kv, (qk_dim + v_dim) / 2, ffn_eff, t, rc, a.sequence_parallel, act_e,
-        flash, ptb, a.flash_stats_bytes_per_head, moe_share * k)[1]
-    # 1F1B: min(m, p) micro-batches over the stage's layers, and with interleaving
-    # (p - 1)/p of them more on its first chunk (Korthikanti Sec. 4.2.3), whose layers a
-    # balanced split has one fewer of (the embedding takes that place)
-    inflight = memory.microbatches_in_flight(p, v, m)
-    first_chunk_layers = layers_per_stage / v - balanced
-    layer_microbatches = first_stage_layers * np.minimum(m, p) \
-        + (inflight - np.minimum(m, p)) * v * first_chunk_layers
-    activations = layer_microbatches * stored \
-        + np.where(full_rc, full, 0.0) \
-        + np.where(single_stage, 2 * act_e * s_local * b * V / t, 0.0)   # fp32 logits, last stage
-    if mtp:                                          # the MTP blocks' activations, p = 1 only
-        activations = activations + np.where(single_stage, mtp_d * stored, 0.0)
-    mem = {
+        expert = 0.0                                 # dense: no expert weights
+    stored, full, produced = _layer_activations(c, a, g, w)
+    logits = memory.logits_bytes(g.s_local, c["micro_batch"], c["vocab"], t, g.act_e)
+    activations = memory.stage_activation_bytes(
+        stored, full, c["pp"], c["vpp"], g.m, g.layers_per_stage, g.first_stage_layers,
+        g.balanced, g.full_rc, logits, c["mtp_depth"] if g.mtp else 0)
+    parts = {
         "weights": states["weights"],
         "gradients": states["gradients"],
         "optimizer": states["optimizer"],
@@ -214,229 +211,261 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         "reserved": np.full_like(np.asarray(activations, dtype=float),
                                  a.framework_reserved_bytes),
     }
-    memory_bytes = sum(mem.values())
+    return parts, SimpleNamespace(dense=dense, expert=expert, produced=produced)
 
-    # ---- compute per micro-batch per stage --------------------------------------------
+
+def _layer_activations(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace):
+    """One layer's (stored, full, produced) activation bytes for one micro-batch.
+
+    DeepSeek-V3's FP8 activation recipe (fp8 runs only) changes what is kept: with MLA the
+    up-projections are recomputed from cached FP8 latents
+    (:func:`traincost.memory.mla_fp8_cache_bytes`). The element-wise traffic follows the
+    tensors a layer produces, kept or not (``produced``: the layer's full set without the
+    recipe; its recomputed norms and SwiGLU outputs are left out, a small share).
+    """
+    heads, mla = c["heads"], c["mla"]
+    moe_share = w.params["moe_layers"] / c["layers"]
+    ffn_eff = memory.stored_ffn_width(c["ffn_hidden"], c["moe_ffn_hidden"], c["gated_mlp"],
+                                      moe_share, c["top_k"], c["shared_experts"])
+    fp8_act = c["fp8_activations"] & c["fp8"]
+    any_fp8_act = any_true(fp8_act)
+    mla_cache = np.where(mla, memory.mla_fp8_cache_bytes(
+        c["kv_lora_rank"], c["qk_rope_head_dim"], c["q_lora_rank"], heads, w.qk_dim, g.act_e),
+        np.nan) if any_fp8_act else np.nan
+    args = (g.s_local, c["micro_batch"], c["hidden"], heads, c["kv_heads"],
+            (w.qk_dim + w.v_dim) / 2, ffn_eff, c["tp"], c["recompute"], a.sequence_parallel,
+            g.act_e, c["flash_attention"], c["parallel_block"], a.flash_stats_bytes_per_head,
+            moe_share * c["top_k"])
+    stored, full = memory.activation_bytes_per_layer(*args, fp8_act, c["gated_mlp"], mla_cache)
+    produced = full if not any_fp8_act else memory.activation_bytes_per_layer(*args)[1]
+    return stored, full, produced
+
+
+def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace, produced):
+    """Compute time of one micro-batch on the fullest stage, and its parts.
+
+    Returns a namespace with ``flop_rate`` (:func:`traincost.performance.achieved_matmul_rate`
+    under the power limit's clock), ``attn_mm`` and ``layer_mm`` (a layer's attention and
+    all matmuls, MoE layers averaged in), ``core`` (the attention core at the matmul rate),
+    ``fwd_layer``, ``recompute_layer`` and ``compute_mb`` (the stage's compute per
+    micro-batch, :func:`traincost.performance.stage_compute_time`).
+    """
+    h, t, e, bw = c["hidden"], c["tp"], c["bytes_per_element"], c["hbm_bytes_per_s"]
+    heads, kv, d, mla, flash = c["heads"], c["kv_heads"], c["head_dim"], c["mla"], \
+        c["flash_attention"]
     # a power limit below the rated maximum clocks the matmul and fused-attention rates down
     clock = power.capped_clock_fraction(c["power_cap_w"], c["tdp_w"], a.power_cap_clock_exponent)
-    flop_rate = c["peak_flop_per_s"] * c["mamf_fraction"] * a.in_model_matmul_fraction \
-        * np.where(c["fp8"], a.fp8_matmul_fraction, 1.0) * clock
-    bw = c["hbm_bytes_per_s"]
-    tokens_mb = b * s_local
+    flop_rate = performance.achieved_matmul_rate(
+        c["peak_flop_per_s"], c["mamf_fraction"], a.in_model_matmul_fraction, c["fp8"],
+        a.fp8_matmul_fraction, clock)
+    tokens_mb = g.tokens_mb
     attn_w = workload.attention_weights(h, heads, kv, d, mla=mla, q_lora_rank=c["q_lora_rank"],
                                         kv_lora_rank=c["kv_lora_rank"],
                                         qk_rope_head_dim=c["qk_rope_head_dim"],
                                         v_head_dim=c["v_head_dim"])
     up = np.where(c["gated_mlp"], 2, 1)
     attn_mm, mlp_mm, core, elem = performance.layer_forward_time(
-        tokens_mb, h, heads, kv, d, v_dim, qk_dim, attn_w, up * c["ffn_hidden"], c["ffn_hidden"],
-        1.0, tokens_mb, s, t, produced, flop_rate, bw, a.elementwise_traffic_factor, e)
+        tokens_mb, h, heads, kv, d, w.v_dim, w.qk_dim, attn_w, up * c["ffn_hidden"],
+        c["ffn_hidden"], 1.0, tokens_mb, c["seq_len"], t, produced, flop_rate, bw,
+        a.elementwise_traffic_factor, e)
     dense_mm = attn_mm + mlp_mm
-    n_moe = params["moe_layers"]
-    if moe:
-        experts_per_device = np.where(E > 0, E / ep, 0)
-        tokens_per_expert = np.where(E > 0, tokens_mb * k * ep / np.maximum(E, 1), 0)
-        moe_attn, moe_mlp, _, _ = performance.layer_forward_time(
-            tokens_mb, h, heads, kv, d, v_dim, qk_dim, attn_w, up * c["moe_ffn_hidden"],
-            c["moe_ffn_hidden"], experts_per_device, tokens_per_expert, s, t, produced, flop_rate,
-            bw, a.elementwise_traffic_factor, e)
-        shared_mm = shared * (performance.gemm_time(tokens_mb, h, up * c["moe_ffn_hidden"] / t,
-                                                    flop_rate, bw, e)
-                              + performance.gemm_time(tokens_mb, c["moe_ffn_hidden"] / t, h,
-                                                      flop_rate, bw, e))
-        router = performance.gemm_time(tokens_mb, h, E, flop_rate, bw, e) * (E > 0)
-        moe_layer_mm = moe_attn + moe_mlp + shared_mm + router
-        layer_mm = ((L - n_moe) * dense_mm + n_moe * moe_layer_mm) / L
-    else:
-        layer_mm = (L - n_moe) * dense_mm / L       # the same sum without its zero MoE term
-    # a fused (flash) core runs at the device's measured fused-attention rate where known,
-    # scaled from the benchmark's keys per query row to this call's (s/2 causal, s/cp of it
-    # per context-parallel rank), else at the matmul rate; it skips the causal upper
-    # triangle and recomputes the scores in its backward (2.5x its forward, not 2x);
-    # selective recompute then adds nothing
-    attn_rate, attn_ref = c["attention_flop_per_s"] * clock, c["attention_kv_tokens"]
-    attn_rate = np.where(np.isfinite(attn_ref), performance.attention_rate(
-        attn_rate, a.flash_causal_work_fraction * s_local, attn_ref,
-        a.attention_half_rate_kv_tokens), attn_rate)
-    attn_rate = np.where(np.isfinite(attn_rate), attn_rate, flop_rate)
-    core_fwd = core * np.where(flash, a.flash_causal_work_fraction * flop_rate / attn_rate, 1.0)
-    core_bwd_extra = np.where(flash, (a.flash_backward_forward_ratio - 2.0) * core_fwd, 0.0)
+    L, n_moe = c["layers"], w.params["moe_layers"]
+    moe_layer_mm = performance.moe_layer_matmul_time(
+        tokens_mb, h, heads, kv, d, w.v_dim, w.qk_dim, attn_w, c["moe_ffn_hidden"],
+        c["gated_mlp"], c["experts"], c["ep"], c["top_k"], c["shared_experts"], c["seq_len"],
+        t, produced, flop_rate, bw, a.elementwise_traffic_factor, e) if g.moe else 0.0
+    layer_mm = ((L - n_moe) * dense_mm + n_moe * moe_layer_mm) / L if g.moe \
+        else (L - n_moe) * dense_mm / L             # the same sum without its zero MoE term
+    attn_rate = performance.fused_attention_rate(
+        c["attention_flop_per_s"], clock, c["attention_kv_tokens"], g.s_local,
+        a.flash_causal_work_fraction, a.attention_half_rate_kv_tokens, flop_rate)
+    core_fwd, core_bwd_extra = performance.attention_core_time(
+        core, flash, flop_rate, attn_rate, a.flash_causal_work_fraction,
+        a.flash_backward_forward_ratio)
     fwd_layer = layer_mm + core_fwd + elem
-    selective = (rc == workload.RECOMPUTE_CODES["selective"]) & np.logical_not(flash)
+    selective = (c["recompute"] == workload.RECOMPUTE_CODES["selective"]) \
+        & np.logical_not(flash)
     up_recompute = 0.0       # the MLA up-projections the FP8 recipe recomputes (not under full)
-    if any_fp8_act:
-        kv_up = performance.gemm_time(tokens_mb, c["kv_lora_rank"], heads * (d + v_dim) / t,
-                                      flop_rate, bw, e)
-        q_up = performance.gemm_time(tokens_mb, q_rank, heads * qk_dim / t, flop_rate, bw, e)
-        up_proj = kv_up + np.where(q_rank > 0, q_up, 0.0)
-        up_recompute = np.where(fp8_act & mla & np.logical_not(full_rc), up_proj, 0.0)
-    recompute_layer = np.where(full_rc, fwd_layer, np.where(selective, core, 0.0)) + up_recompute
-    logits_fwd = performance.gemm_time(tokens_mb, h, V / t, flop_rate, bw, e)
-    layer_work = 3 * fwd_layer + core_bwd_extra + recompute_layer
+    fp8_act = c["fp8_activations"] & c["fp8"]
+    if any_true(fp8_act):
+        up_proj = performance.mla_up_projection_time(
+            tokens_mb, c["kv_lora_rank"], c["q_lora_rank"], heads, d, w.v_dim, w.qk_dim, t,
+            flop_rate, bw, e)
+        up_recompute = np.where(fp8_act & mla & np.logical_not(g.full_rc), up_proj, 0.0)
+    recompute_layer = performance.recompute_time(fwd_layer, core, g.full_rc, selective) \
+        + up_recompute
+    layer_work = performance.training_work(fwd_layer, core_bwd_extra, recompute_layer)
+    logits_fwd = performance.gemm_time(tokens_mb, h, c["vocab"] / t, flop_rate, bw, e)
     output_work = 3 * logits_fwd
-    if mtp:
+    if g.mtp:
         # D multi-token-prediction modules (DeepSeek-V3 Sec. 2.2), each one block of the
         # last layer's kind, a 2h -> h projection and another pass of the output head
-        block_mm = np.where(E > 0, moe_layer_mm, dense_mm) if moe else dense_mm
-        block_fwd = block_mm + core_fwd + elem
-        block_work = 3 * block_fwd + core_bwd_extra + np.where(
-            full_rc, block_fwd, np.where(selective, core, 0.0)) + up_recompute
+        block_fwd = (np.where(c["experts"] > 0, moe_layer_mm, dense_mm) if g.moe
+                     else dense_mm) + core_fwd + elem
+        block_work = performance.training_work(
+            block_fwd, core_bwd_extra,
+            performance.recompute_time(block_fwd, core, g.full_rc, selective) + up_recompute)
         proj_fwd = performance.gemm_time(tokens_mb, 2 * h, h / t, flop_rate, bw, e)
-        output_work = output_work + mtp_d * (block_work + 3 * (proj_fwd + logits_fwd))
-    # the output layer (and MTP modules): spread over the stages (1/p each), or, in a
-    # balanced split, in the place of the last stage's missing layer (only its excess over
-    # a layer is extra)
-    compute_mb = layers_per_stage * layer_work + np.where(
-        balanced, np.maximum(0.0, output_work - layer_work), output_work / p)
-    # a stack that runs the expert all-to-all beside the compute gives it a share of the
-    # SMs, and the compute runs on the rest (DeepSeek-V3: 20 of 132, Secs. 3.2.2, 3.5.1)
-    ep_beside = c["ep_overlap"] & (ep > 1) & (E > 0)
-    compute_mb = compute_mb / np.where(ep_beside, 1.0 - a.ep_overlap_comm_sm_fraction, 1.0)
+        output_work = output_work + c["mtp_depth"] * (block_work + 3 * (proj_fwd + logits_fwd))
+    # a stack that runs the expert all-to-all beside the compute gives it a share of the SMs
+    ep_beside = c["ep_overlap"] & (c["ep"] > 1) & (c["experts"] > 0)
+    compute_mb = performance.stage_compute_time(
+        g.layers_per_stage, layer_work, output_work, g.balanced, c["pp"],
+        np.where(ep_beside, a.ep_overlap_comm_sm_fraction, 0.0))
+    return SimpleNamespace(flop_rate=flop_rate, attn_mm=attn_mm, layer_mm=layer_mm, core=core,
+                           fwd_layer=fwd_layer, recompute_layer=recompute_layer,
+                           compute_mb=compute_mb)
 
-    # ---- communication per micro-batch -----------------------------------------------
-    net = (c["scaleup_domain_devices"], c["scaleup_bytes_per_s"], c["scaleout_bytes_per_s"],
-           a.scaleup_comm_efficiency, a.scaleout_comm_efficiency, a.scaleup_latency_s,
-           a.scaleout_latency_s)
+
+def _network(c: dict, a: Assumptions) -> tuple:
+    """The device's network tiers, as :func:`traincost.comm.link` takes them."""
+    return (c["scaleup_domain_devices"], c["scaleup_bytes_per_s"], c["scaleout_bytes_per_s"],
+            a.scaleup_comm_efficiency, a.scaleout_comm_efficiency, a.scaleup_latency_s,
+            a.scaleout_latency_s)
+
+
+def microbatch_comm_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace,
+                          comp: SimpleNamespace) -> dict:
+    """Exposed communication and straggler wait of one micro-batch on the fullest stage. [s]
+
+    Returns ``tp``, ``stragglers``, ``cp``, ``ep`` and ``pp`` (zero where the dimension is
+    one). Tensor-parallel all-reduces hide behind the MLP path's GEMMs in a stack that
+    overlaps them (MegaScale Sec. 3.2), expert all-to-alls behind the micro-batch's compute
+    (DeepSeek-V3 Sec. 3.2.2), pipeline sends likewise; context-parallel gathers hide
+    ``cp_overlap_fraction`` of themselves.
+    """
+    t, p, cp, ep, lps = c["tp"], c["pp"], c["cp"], c["ep"], g.layers_per_stage
+    net = _network(c, a)
+    act_bytes = g.tokens_mb * c["hidden"] * g.act_e
     bw_tp, lat_tp = comm.link(t, 1, *net)
-    act_bytes = tokens_mb * h * act_e
-    # 2 fwd + 2 bwd (+2 recompute) all-reduces per layer; a parallel block sums attention
-    # and MLP outputs before its one all-reduce per pass (MegaScale Sec. 3.1, Fig. 3a)
-    n_tp = np.where(ptb, 1, 2) * (2 + full_rc)
-    tp_layer = n_tp * comm.collective_time("all_reduce", act_bytes, t, bw_tp, lat_tp)
-    # an overlapping stack hides it behind the MLP path's GEMMs of every pass (Sec. 3.2)
-    tp_window = (layer_mm - attn_mm) * (3 + full_rc)
-    tp_mb = layers_per_stage * performance.stack_exposed(
-        tp_layer, tp_window, c["tp_overlap"], a.stack_overlap_window_fraction,
-        a.tp_overlap_fraction)
-    # a slow machine (straggler) stretches its stage's forward work, and its replica's every
-    # micro-batch with it; the job waits for that replica. Expected over which devices a job
-    # draws: the chance of at least one straggler among n devices times the slowdown
-    # (MegaScale Secs. 5.1, 6.3)
-    has_straggler = 1.0 - (1.0 - a.straggler_device_fraction) ** n
-    straggler_mb = a.straggler_forward_slowdown * has_straggler * layers_per_stage \
-        * (fwd_layer + recompute_layer)
-    t_mb = compute_mb + straggler_mb + tp_mb
-    if any_cp:
+    tp_layer = comm.tp_allreduces_per_layer(c["parallel_block"], g.full_rc) \
+        * comm.collective_time("all_reduce", act_bytes, t, bw_tp, lat_tp)
+    tp_mb = lps * performance.stack_exposed(
+        tp_layer, performance.tp_overlap_window(comp.layer_mm, comp.attn_mm, g.full_rc),
+        c["tp_overlap"], a.stack_overlap_window_fraction, a.tp_overlap_fraction)
+    straggler_mb = performance.straggler_time(
+        a.straggler_forward_slowdown, a.straggler_device_fraction, c["devices"], lps,
+        comp.fwd_layer + comp.recompute_layer)
+    cp_mb = 0.0                                      # a group of one sends nothing
+    if g.any_cp:
         bw_cp, lat_cp = comm.link(cp, t, *net)
-        kv_bytes = 2 * b * s * kv * d * act_e / t    # K and V of the whole sequence
-        n_cp = 3 + full_rc                           # gather fwd, gather + reduce-scatter bwd
-        cp_mb = layers_per_stage * n_cp \
-            * comm.collective_time("all_gather", kv_bytes, cp, bw_cp, lat_cp) \
-            * (1 - a.cp_overlap_fraction)
-        t_mb = t_mb + cp_mb
-    else:
-        cp_mb = 0.0                                  # a group of one sends nothing
-    if moe:
+        cp_mb = lps * comm.cp_kv_gather_time(
+            c["micro_batch"], c["seq_len"], c["kv_heads"], c["head_dim"], t, cp, bw_cp, lat_cp,
+            g.full_rc, g.act_e) * (1 - a.cp_overlap_fraction)
+    ep_mb = 0.0                                      # no MoE layers
+    if g.moe:
         bw_ep, lat_ep = comm.link(ep, t * cp, *net)
-        # each token goes to its k experts; under node-limited routing it crosses the
-        # scale-out network once per target node, at most route_nodes times, and is
-        # forwarded to the experts there over the scale-up links, which DeepSeek-V3
-        # overlaps with the network leg (Sec. 3.2.2)
-        node_limited = (c["route_nodes"] > 0) & comm.crosses_domain(
-            ep, t * cp, c["scaleup_domain_devices"])
-        copies = np.where(node_limited, np.minimum(k, c["route_nodes"]), k)
-        a2a_bytes = tokens_mb * copies * h * act_e / t
-        n_ep = 4 + 2 * full_rc                       # dispatch + combine, fwd and bwd
+        copies = comm.ep_token_copies(c["top_k"], c["route_nodes"], ep, t * cp,
+                                      c["scaleup_domain_devices"])
         # an MTP module's MoE block, like its compute, spread over the stages
-        moe_units = n_moe * stage_share + np.where(E > 0, mtp_d, 0) / p
-        ep_raw = moe_units * n_ep * comm.collective_time("all_to_all", a2a_bytes, ep,
-                                                         bw_ep, lat_ep)
-        ep_mb = performance.stack_exposed(ep_raw, compute_mb, c["ep_overlap"],
+        moe_units = w.params["moe_layers"] * g.stage_share \
+            + np.where(c["experts"] > 0, c["mtp_depth"], 0) / p
+        ep_raw = moe_units * comm.ep_all_to_all_time(g.tokens_mb, copies, c["hidden"], t, ep,
+                                                     bw_ep, lat_ep, g.full_rc, g.act_e)
+        ep_mb = performance.stack_exposed(ep_raw, comp.compute_mb, c["ep_overlap"],
                                           a.stack_overlap_window_fraction,
                                           a.ep_overlap_fraction)
-        t_mb = t_mb + ep_mb
-    else:
-        ep_mb = 0.0                                  # no MoE layers
-    bw_pp, lat_pp = comm.link(p, t * cp * dp, *net)
-    p2p_bytes = act_bytes / np.where(a.sequence_parallel, t, 1)
-    pp_mb = np.where(p > 1, 2 * v * comm.p2p_time(p2p_bytes, bw_pp, lat_pp), 0.0)
-    # an overlapping stack sends and receives asynchronously (MegaScale Sec. 3.2)
-    pp_mb = performance.stack_exposed(pp_mb, compute_mb, c["pp_overlap"],
-                                      a.stack_overlap_window_fraction)
-    t_mb = t_mb + pp_mb
+    bw_pp, lat_pp = comm.link(p, t * cp * g.dp, *net)
+    pp_mb = performance.stack_exposed(
+        comm.pp_send_time(act_bytes, a.sequence_parallel, t, p, c["vpp"], bw_pp, lat_pp),
+        comp.compute_mb, c["pp_overlap"], a.stack_overlap_window_fraction)
+    return {"tp": tp_mb, "stragglers": straggler_mb, "cp": cp_mb, "ep": ep_mb, "pp": pp_mb}
 
-    # ---- data parallel and optimizer, per step ----------------------------------------
-    bw_dp, lat_dp = comm.link(dp_cp, t, *net)
-    if _any(ep != 1):
-        bw_edp, lat_edp = comm.link(dp_ep, t * ep, *net)
+
+def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, shard: SimpleNamespace,
+                        comp: SimpleNamespace) -> dict:
+    """Exposed data-parallel exchange and the optimizer step, per step. [s]
+
+    The gradients are all-reduced over the replicas (the experts' over their own); under
+    ZeRO-3 only reduce-scattered, and the weights regathered for every micro-batch's
+    passes (:func:`traincost.performance.zero3_gathers_exposed`). Returns ``dp_comm``
+    (:func:`traincost.performance.dp_exposed_time`) and ``optimizer``
+    (:func:`traincost.performance.optimizer_step_time`).
+    """
+    t, ep, zero, full_rc = c["tp"], c["ep"], c["zero"], g.full_rc
+    net = _network(c, a)
+    bw_dp, lat_dp = comm.link(g.dp_cp, t, *net)
+    if any_true(ep != 1):
+        bw_edp, lat_edp = comm.link(g.dp_ep, t * ep, *net)
     else:
         bw_edp, lat_edp = bw_dp, lat_dp              # ep = 1: the expert group is the dp group
-    grad_dense = dense_on_device * a.grad_reduce_bytes_per_param
-    grad_expert = expert_on_device * a.grad_reduce_bytes_per_param
-    dp_reduce = comm.collective_time("all_reduce", grad_dense, dp_cp, bw_dp, lat_dp)
-    if moe:                                          # a dense model has no expert gradients
+    grad_expert = shard.expert * a.grad_reduce_bytes_per_param
+    dp_reduce = comm.collective_time("all_reduce", shard.dense * a.grad_reduce_bytes_per_param,
+                                     g.dp_cp, bw_dp, lat_dp)
+    if g.moe:                                        # a dense model has no expert gradients
         dp_reduce = dp_reduce + np.where(
-            grad_expert > 0, comm.collective_time("all_reduce", grad_expert, dp_ep, bw_edp,
+            grad_expert > 0, comm.collective_time("all_reduce", grad_expert, g.dp_ep, bw_edp,
                                                   lat_edp), 0.0)
     # a micro-batch's passes in units of one forward: forward 1, backward 2, and with full
     # recomputation one more forward inside the backward
-    forward_mb = compute_mb / (3 + full_rc)
+    forward_mb = comp.compute_mb / (3 + full_rc)
     backward_mb = 2 * forward_mb
-    if any_zero3:
-        # ZeRO-3 / FSDP regathers the weights for every micro-batch's forward and backward
-        # (and recompute forward), one all-gather per layer: the latency term counts once
-        # per layer. The gathers are prefetched, layer i+1's during layer i's compute, so
-        # only each pass's first gather is always exposed (PyTorch FSDP notes, "FSDP
-        # Prefetch Nuances"; DeepSpeed ZeRO-3 stage3_prefetch_bucket_size)
+    if g.any_zero3:
         zero3 = zero == 3
-        w_dense = dense_on_device * a.weight_bytes_per_param
-        w_expert = expert_on_device * a.weight_bytes_per_param
-        units = layers_per_stage                     # all-gathers per pass
-        gather = units * comm.collective_time("all_gather", w_dense / units, dp_cp, bw_dp,
-                                              lat_dp)
-        if moe:
-            gather = gather + units * np.where(
-                w_expert > 0, comm.collective_time("all_gather", w_expert / units, dp_ep,
-                                                   bw_edp, lat_edp), 0.0)
+        units = g.layers_per_stage                   # all-gathers per pass
+        gather = comm.zero3_gather_time(shard.dense * a.weight_bytes_per_param, units, g.dp_cp,
+                                        bw_dp, lat_dp)
+        if g.moe:
+            w_expert = shard.expert * a.weight_bytes_per_param
+            gather = gather + np.where(w_expert > 0, comm.zero3_gather_time(
+                w_expert, units, g.dp_ep, bw_edp, lat_edp), 0.0)
         dp_step = np.where(zero3, dp_reduce / 2, dp_reduce)   # ZeRO-3: reduce-scatter only
-        # each pass hides its gathers behind its own compute (forward_mb, backward_mb)
-        first = gather / units
-        f = a.zero3_prefetch_overlap_fraction
-        gathers_exposed = np.where(zero3, (1 + full_rc) * np.maximum(
-            first, performance.exposed(gather, forward_mb, f)) + np.maximum(
-            first, performance.exposed(gather, backward_mb, f)), 0.0)
+        gathers_exposed = np.where(zero3, performance.zero3_gathers_exposed(
+            gather, units, forward_mb, backward_mb, full_rc, a.zero3_prefetch_overlap_fraction),
+            0.0)
     else:
         dp_step, gathers_exposed = dp_reduce, 0.0
-    dp_exposed = performance.exposed(dp_step, backward_mb, a.dp_overlap_fraction) \
-        + m * gathers_exposed
-    # an overlapping stack launches each model chunk's gradient reduction after its
-    # backward: only the last chunk's, 1/(2v) of the step's data-parallel traffic, stays
-    # exposed (MegaScale Sec. 3.2)
-    dp_overlapped = dp_step / (2 * v) + m * gathers_exposed
-    dp_exposed = np.where(c["dp_overlap"], np.minimum(dp_overlapped, dp_exposed), dp_exposed)
-    sharded_optimizer = zero >= 1
-    optimizer_params = dense_on_device / np.where(sharded_optimizer, dp_cp, 1)
-    if moe:
-        optimizer_params = optimizer_params \
-            + expert_on_device / np.where(sharded_optimizer, dp_ep, 1)
+    dp_exposed = performance.dp_exposed_time(dp_step, backward_mb, gathers_exposed, g.m,
+                                             c["vpp"], c["dp_overlap"], a.dp_overlap_fraction)
+    optimizer_params = memory.optimizer_shard_params(shard.dense, shard.expert, zero, g.dp_cp,
+                                                     g.dp_ep)
     step_bytes = np.where(c["optimizer_bf16"], a.optimizer_step_bf16_bytes_per_param,
                           a.optimizer_step_bytes_per_param)
-    optimizer_s = optimizer_params * step_bytes / bw
+    return {"dp_comm": dp_exposed,
+            "optimizer": performance.optimizer_step_time(optimizer_params, step_bytes,
+                                                         c["hbm_bytes_per_s"])}
 
-    bubble = performance.pipeline_bubble_fraction(p, v, m) * m * t_mb
-    parts = {
-        "compute": m * compute_mb,
-        "tp_comm": m * tp_mb,
-        "cp_comm": m * cp_mb,
-        "ep_comm": m * ep_mb,
-        "pp_comm": m * pp_mb,
-        "stragglers": m * straggler_mb,
-        "bubble": bubble,
-        "dp_comm": dp_exposed,
-        "optimizer": optimizer_s,
+
+def step_stage(g: SimpleNamespace, comp: SimpleNamespace, mb: dict, dp: dict) -> dict:
+    """The step's parts, :data:`STEP_PARTS` in order. [s]
+
+    m micro-batches of ``t_mb`` = compute + stragglers + exposed tp, cp, ep and pp
+    communication, the pipeline bubble ``(p - 1)/(v m) * m * t_mb``
+    (:func:`traincost.performance.pipeline_bubble_fraction`), the exposed data-parallel
+    exchange and the optimizer step.
+    """
+    t_mb = comp.compute_mb + mb["stragglers"] + mb["tp"] + mb["cp"] + mb["ep"] + mb["pp"]
+    m = g.m
+    return {
+        "compute": m * comp.compute_mb,
+        "tp_comm": m * mb["tp"],
+        "cp_comm": m * mb["cp"],
+        "ep_comm": m * mb["ep"],
+        "pp_comm": m * mb["pp"],
+        "stragglers": m * mb["stragglers"],
+        "bubble": performance.pipeline_bubble_fraction(g.pp, g.vpp, m) * m * t_mb,
+        "dp_comm": dp["dp_comm"],
+        "optimizer": dp["optimizer"],
     }
+
+
+def footprint_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace,
+                    parts: dict, memory_bytes) -> dict:
+    """Throughput, utilisation, power, energy, carbon and cost from the step's parts.
+
+    The device draws its busy power while computing or stepping the optimizer and its
+    waiting power otherwise (:func:`traincost.power.device_power_w`), up to its power limit;
+    the host's share follows the rating. Wall clock is ``tokens / throughput / goodput``;
+    energy, carbon and cost follow from it (:mod:`traincost.footprint`). Returns every
+    output of :func:`evaluate` but the breakdown parts.
+    """
+    n = c["devices"]
     step_time = sum(parts.values())
-
-    # ---- throughput, utilisation --------------------------------------------------------
-    tokens_per_step = B * s
-    tokens_per_s = tokens_per_step / step_time
+    tokens_per_s = c["global_batch"] * c["seq_len"] / step_time
     peak = c["peak_flop_per_s"]
-    model_flop_s = model_fpt * tokens_per_s / n
-    hw_flop_s = hw_fpt * tokens_per_s / n
-
-    # ---- power, energy, carbon, cost ---------------------------------------------------
+    model_flop_s = w.model_fpt * tokens_per_s / n
+    hw_flop_s = w.hw_fpt * tokens_per_s / n
     busy = (parts["compute"] + parts["optimizer"]) / step_time
-    # the device's power range ends at its limit; the host's share follows the rating
     chip_w = power.device_power_w(c["power_cap_w"], c["idle_w"], busy, a.compute_power_fraction,
                                   a.wait_power_fraction)
     host_w = power.host_power_w(c["tdp_w"], a.host_power_fraction_of_tdp)
@@ -445,26 +474,19 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     dev_h = footprint.device_hours(n, wall_s)
     it_j = footprint.it_energy_j(avg_w, n, wall_s)
     fac_j = footprint.facility_energy_j(it_j, c["pue"])
-    co2e_g = footprint.operational_co2e_g(fac_j, c["grid_gco2e_per_kwh"])
-    embodied_g = footprint.embodied_co2e_g(c["embodied_kgco2e"], n, wall_s,
-                                           a.embodied_lifetime_years * HOURS_PER_YEAR
-                                           * SECONDS_PER_HOUR)
-    rental = footprint.rental_cost_usd(dev_h, c["price_usd_per_h"])
-    if not _any(np.logical_not(c["is_rental"])):
-        cost = rental                                # no row needs the ownership model
-    else:
+    cost = footprint.rental_cost_usd(dev_h, c["price_usd_per_h"])
+    if any_true(np.logical_not(c["is_rental"])):    # some row needs the ownership model
         own = footprint.ownership_cost_usd(dev_h, c["capex_usd"],
                                            a.ownership_lifetime_years * HOURS_PER_YEAR, fac_j,
                                            c["electricity_usd_per_kwh"])
-        cost = np.where(c["is_rental"], rental, own)
-
-    out = {
-        "params": params["total"],
-        "active_params": params["active"],
-        "model_flop_per_token": model_fpt,
-        "hardware_flop_per_token": hw_fpt,
-        "dp": dp,
-        "num_microbatches": m,
+        cost = np.where(c["is_rental"], cost, own)
+    return {
+        "params": w.params["total"],
+        "active_params": w.params["active"],
+        "model_flop_per_token": w.model_fpt,
+        "hardware_flop_per_token": w.hw_fpt,
+        "dp": g.dp,
+        "num_microbatches": g.m,
         "step_time_s": step_time,
         "tokens_per_s": tokens_per_s,
         "mfu": model_flop_s / peak,
@@ -481,13 +503,12 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         "device_hours": dev_h,
         "it_energy_j": it_j,
         "facility_energy_j": fac_j,
-        "co2e_g": co2e_g,
-        "embodied_co2e_g": embodied_g,
+        "co2e_g": footprint.operational_co2e_g(fac_j, c["grid_gco2e_per_kwh"]),
+        "embodied_co2e_g": footprint.embodied_co2e_g(
+            c["embodied_kgco2e"], n, wall_s,
+            a.embodied_lifetime_years * HOURS_PER_YEAR * SECONDS_PER_HOUR),
         "cost_usd": cost,
     }
-    out.update({f"step_{k_}_s": v_ for k_, v_ in parts.items()})
-    out.update({f"memory_{k_}_bytes": v_ for k_, v_ in mem.items()})
-    return out
 
 
 def report_units(out: dict) -> dict:

@@ -208,3 +208,235 @@ def stack_exposed(time_s, window_s, stack_overlaps, window_fraction, plain_fract
     """
     return np.where(stack_overlaps, exposed(time_s, window_s, window_fraction),
                     time_s * (1 - plain_fraction))
+
+
+def achieved_matmul_rate(peak_flop_per_s, mamf_fraction, in_model_fraction, fp8, fp8_fraction,
+                         clock_fraction=1.0):
+    """The rate a whole layer's GEMMs run at on one device. [FLOP/s]
+
+    ``F_eff = peak * mamf_fraction * in_model_fraction * [fp8: fp8_fraction] * clock``: the
+    measured maximum achievable matmul rate, the share of it a layer's GEMMs reach, fp8's own
+    share where the run's GEMMs are fp8, and the clock a power limit leaves
+    (:func:`traincost.power.capped_clock_fraction`).
+
+    >>> float(achieved_matmul_rate(989e12, 0.8, 0.9, False, 0.7))
+    712080000000000.0
+    """
+    return peak_flop_per_s * mamf_fraction * in_model_fraction \
+        * np.where(fp8, fp8_fraction, 1.0) * clock_fraction
+
+
+def moe_layer_matmul_time(tokens, hidden, heads, kv_heads, head_dim, v_dim, qk_dim,
+                          attn_weights, moe_ffn_hidden, gated, experts, ep, top_k,
+                          shared_experts, seq_keys, tp, stored_full_bytes, flop_per_s,
+                          bytes_per_s, traffic_factor, bytes_per_element=2.0):
+    """Forward matmul time of one mixture-of-experts layer for one micro-batch. [s]
+
+    The attention projections, the E/ep experts on this device, each seeing
+    ``tokens * k * ep / E`` tokens (:func:`layer_forward_time`), the shared experts (every
+    token, one GEMM pair each) and the router (``tokens x h x E``). Zero where E = 0.
+
+    Examples
+    --------
+    On a device that only computes (unbounded bandwidth), 1 token, h = 2, f = 3, not gated,
+    8 experts over ep 8, top-1: the attention (2 x 1 x 2 x 4 FLOP), the device's one expert
+    seeing 1 x 1 x 8 / 8 = 1 token (2 x 1 x 2 x 3, twice) and the router (2 x 1 x 2 x 8):
+    16 + 24 + 32 = 72 FLOP.
+
+    >>> float(moe_layer_matmul_time(1, 2, 1, 1, 2, 2, 2, 8, 3, False, 8, 8, 1, 0, 1, 1, 0.0,
+    ...                              1.0, np.inf, 0.0))
+    72.0
+    """
+    up = np.where(gated, 2, 1)
+    experts_per_device = np.where(experts > 0, experts / ep, 0)
+    tokens_per_expert = np.where(experts > 0, tokens * top_k * ep / np.maximum(experts, 1), 0)
+    attn, mlp, _, _ = layer_forward_time(
+        tokens, hidden, heads, kv_heads, head_dim, v_dim, qk_dim, attn_weights,
+        up * moe_ffn_hidden, moe_ffn_hidden, experts_per_device, tokens_per_expert, seq_keys,
+        tp, stored_full_bytes, flop_per_s, bytes_per_s, traffic_factor, bytes_per_element)
+    shared = shared_experts * (
+        gemm_time(tokens, hidden, up * moe_ffn_hidden / tp, flop_per_s, bytes_per_s,
+                  bytes_per_element)
+        + gemm_time(tokens, moe_ffn_hidden / tp, hidden, flop_per_s, bytes_per_s,
+                    bytes_per_element))
+    router = gemm_time(tokens, hidden, experts, flop_per_s, bytes_per_s,
+                       bytes_per_element) * (experts > 0)
+    return attn + mlp + shared + router
+
+
+def fused_attention_rate(measured_flop_per_s, clock_fraction, measured_kv_tokens, seq_len,
+                         causal_fraction, half_rate_kv_tokens, matmul_flop_per_s):
+    """The rate a fused (flash) attention core runs at in this configuration. [FLOP/s]
+
+    The device's measured fused-attention rate, clocked down under a power limit, scaled
+    from the benchmark's keys per query row to this call's (``causal_fraction * seq_len``,
+    seq_len the tokens on this context-parallel rank) by :func:`attention_rate`; unscaled
+    where the benchmark's keys are unknown (NaN), and the matmul rate where no rate was
+    measured.
+
+    >>> [float(fused_attention_rate(r, 1.0, np.nan, 4096, 0.5, 2048, 5e14)) for r in (3e14, np.nan)]
+    [300000000000000.0, 500000000000000.0]
+    """
+    rate = measured_flop_per_s * clock_fraction
+    rate = np.where(np.isfinite(measured_kv_tokens), attention_rate(
+        rate, causal_fraction * seq_len, measured_kv_tokens, half_rate_kv_tokens), rate)
+    return np.where(np.isfinite(rate), rate, matmul_flop_per_s)
+
+
+def attention_core_time(core_s, fused, matmul_flop_per_s, fused_flop_per_s, causal_fraction,
+                        backward_forward_ratio):
+    """Forward time of the attention core, and what its backward adds beyond twice it. [s]
+
+    ``core_s`` is the full s x s square at the matmul rate (:func:`layer_forward_time`). A
+    fused kernel skips the causal upper triangle (``causal_fraction`` of the work) at its own
+    rate, and recomputes the scores in its backward (FlashAttention-2, Dao 2023, Sec. 3.1:
+    ``backward_forward_ratio`` = 2.5 forwards instead of 2).
+
+    Returns
+    -------
+    (forward_s, backward_extra_s). [s]
+
+    >>> [float(x) for x in attention_core_time(4.0, True, 2.0, 1.0, 0.5, 2.5)]
+    [4.0, 2.0]
+    >>> [float(x) for x in attention_core_time(4.0, False, 2.0, 1.0, 0.5, 2.5)]
+    [4.0, 0.0]
+    """
+    forward = core_s * np.where(fused, causal_fraction * matmul_flop_per_s / fused_flop_per_s,
+                                1.0)
+    backward_extra = np.where(fused, (backward_forward_ratio - 2.0) * forward, 0.0)
+    return forward, backward_extra
+
+
+def mla_up_projection_time(tokens, kv_lora_rank, q_lora_rank, heads, head_dim, v_dim, qk_dim,
+                           tp, flop_per_s, bytes_per_s, bytes_per_element=2.0):
+    """Forward time of an MLA layer's key/value (and low-rank query) up-projections. [s]
+
+    ``tokens x r_kv x a (d + d_v) / t``, plus ``tokens x r_q x a d_qk / t`` where the query
+    is low-rank (DeepSeek-V3, arXiv:2412.19437, Sec. 2.1.1): what its FP8 recipe recomputes.
+
+    >>> float(mla_up_projection_time(1, 2, 0, 1, 1, 1, 2, 1, 1.0, np.inf, 0.0))   # 2*1*2*2
+    8.0
+    """
+    kv_up = gemm_time(tokens, kv_lora_rank, heads * (head_dim + v_dim) / tp, flop_per_s,
+                      bytes_per_s, bytes_per_element)
+    q_up = gemm_time(tokens, q_lora_rank, heads * qk_dim / tp, flop_per_s, bytes_per_s,
+                     bytes_per_element)
+    return kv_up + np.where(q_lora_rank > 0, q_up, 0.0)
+
+
+def recompute_time(forward_s, core_s, full, selective):
+    """What activation recomputation adds to a layer's backward. [s]
+
+    Full recomputation reruns the whole forward; selective only the attention core's
+    scores (Korthikanti et al. Sec. 5), where the core is not fused; otherwise nothing.
+
+    >>> [float(recompute_time(3.0, 1.0, f, s)) for f, s in ((True, False), (False, True), (False, False))]
+    [3.0, 1.0, 0.0]
+    """
+    return np.where(full, forward_s, np.where(selective, core_s, 0.0))
+
+
+def training_work(forward_s, backward_extra_s, recompute_s):
+    """Forward, backward and recompute time of one layer for one micro-batch. [s]
+
+    ``3 t_fwd + t_bwd,extra + t_recompute``: a backward costs two forwards (the gradients
+    of the inputs and of the weights, Narayanan et al. SC21 Sec. 5.1), plus what a fused
+    attention core's backward adds beyond that and the recomputation.
+
+    >>> float(training_work(2.0, 0.5, 2.0))
+    8.5
+    """
+    return 3 * forward_s + backward_extra_s + recompute_s
+
+
+def stage_compute_time(layers_per_stage, layer_work_s, output_work_s, balanced, pp,
+                       comm_sm_fraction=0.0):
+    """Compute time of one micro-batch on the fullest pipeline stage. [s]
+
+    ``L_stage * t_layer`` plus the output layer (and MTP modules): spread over the stages
+    (1/p each), or, in a balanced split, in the place of the last stage's missing layer, of
+    which only its excess over a layer is extra. A stack that runs communication beside
+    the compute leaves it ``1 - comm_sm_fraction`` of the SMs (DeepSeek-V3: 20 of 132 for
+    the expert all-to-all, Secs. 3.2.2, 3.5.1).
+
+    >>> float(stage_compute_time(12, 1.0, 8.0, False, 8))
+    13.0
+    >>> float(stage_compute_time(12, 1.0, 8.0, True, 8, 0.5))
+    38.0
+    """
+    work = layers_per_stage * layer_work_s + np.where(
+        balanced, np.maximum(0.0, output_work_s - layer_work_s), output_work_s / pp)
+    return work / (1.0 - comm_sm_fraction)
+
+
+def tp_overlap_window(layer_matmul_s, attention_matmul_s, full_recompute):
+    """Compute an overlapping stack hides a layer's tensor-parallel all-reduces behind. [s]
+
+    The MLP path's GEMMs of every pass: forward, the backward's two, and the recompute
+    forward under full recomputation (MegaScale, Jiang et al. NSDI'24, Sec. 3.2).
+
+    >>> float(tp_overlap_window(5.0, 2.0, True))
+    12.0
+    """
+    return (layer_matmul_s - attention_matmul_s) * (3 + full_recompute)
+
+
+def straggler_time(slowdown, device_fraction, devices, layers_per_stage, forward_s):
+    """Expected wait per micro-batch for a slow machine among ``devices``. [s]
+
+    ``s_f * (1 - (1 - f)^n) * L_stage * t_fwd``: a straggler stretches its stage's forward
+    work (with recompute) by s_f, and the job waits for its replica; f is the share of
+    devices in slow machines (MegaScale Secs. 5.1, 6.3).
+
+    >>> round(float(straggler_time(0.1, 0.5, 2, 10, 1.0)), 6)        # 0.1 x 0.75 x 10
+    0.75
+    """
+    has_straggler = 1.0 - (1.0 - device_fraction) ** devices
+    return slowdown * has_straggler * layers_per_stage * forward_s
+
+
+def zero3_gathers_exposed(gather_s, units, forward_s, backward_s, full_recompute,
+                          prefetch_fraction):
+    """ZeRO-3 weight gathers left exposed in one micro-batch's passes. [s]
+
+    One all-gather per layer (``units`` of them, ``gather_s`` in all) for the forward, the
+    backward and, under full recomputation, the recompute forward. They are prefetched,
+    layer i+1's during layer i's compute, so each pass's first gather is always exposed:
+    ``(1 + [full]) max(g_1, exposed(g, t_fwd)) + max(g_1, exposed(g, t_bwd))`` with
+    g_1 = g / units (PyTorch FSDP notes, "FSDP Prefetch Nuances"; DeepSpeed ZeRO-3
+    ``stage3_prefetch_bucket_size``).
+
+    >>> float(zero3_gathers_exposed(4.0, 4, 1.0, 2.0, False, 1.0))   # max(1, 3) + max(1, 2)
+    5.0
+    """
+    first = gather_s / units
+    return (1 + full_recompute) * np.maximum(first, exposed(gather_s, forward_s,
+                                                            prefetch_fraction)) \
+        + np.maximum(first, exposed(gather_s, backward_s, prefetch_fraction))
+
+
+def dp_exposed_time(dp_step_s, backward_s, gathers_exposed_s, num_microbatches, vpp,
+                    stack_overlaps, overlap_fraction):
+    """Data-parallel communication of one step left on the critical path. [s]
+
+    Without an overlapping stack the gradient reduction hides behind ``overlap_fraction``
+    of the last micro-batch's backward; with one, each model chunk's reduction starts after
+    its backward, leaving only the last chunk's, ``1/(2v)`` of it (MegaScale Sec. 3.2),
+    when that is less. Each micro-batch's exposed ZeRO-3 gathers add to both.
+
+    >>> [float(x) for x in dp_exposed_time(4.0, 1.0, 0.5, 2, 2, np.array([False, True]), 1.0)]
+    [4.0, 2.0]
+    """
+    gathers = num_microbatches * gathers_exposed_s
+    plain = exposed(dp_step_s, backward_s, overlap_fraction) + gathers
+    overlapped = dp_step_s / (2 * vpp) + gathers
+    return np.where(stack_overlaps, np.minimum(overlapped, plain), plain)
+
+
+def optimizer_step_time(params, step_bytes_per_param, hbm_bytes_per_s):
+    """Time of the optimizer step, HBM-bound: it reads and writes every state once. [s]
+
+    >>> float(optimizer_step_time(1e9, 30, 3e12))     # 30 GB at 3 TB/s
+    0.01
+    """
+    return params * step_bytes_per_param / hbm_bytes_per_s

@@ -141,6 +141,58 @@ def pipeline_units(layers, balanced):
     return layers + 2 * np.asarray(balanced, dtype=int)
 
 
+def stage_layers(layers, pp, vpp, balanced):
+    """Transformer layers on the fullest pipeline stage and on the first stage.
+
+    Parameters
+    ----------
+    layers, pp, vpp : int or array
+        L, p (pipeline stages) and v (model chunks per stage). [-]
+    balanced : bool or array
+        Whether the split counts the embedding and the loss as a layer each
+        (:func:`pipeline_units`); only meaningful for p > 1. [-]
+
+    Returns
+    -------
+    (layers_per_stage, first_stage_layers): ``ceil(units / (p*v)) * v`` layer-sized units
+    on the fullest stage, which sets the pipeline's pace, and the first stage's
+    transformer layers, one fewer in a balanced split (the embedding takes that place). [-]
+
+    Notes
+    -----
+    An uneven split loads one stage more (BLOOM's 70 layers on 12 stages: 6 on the fullest,
+    BigScience's Megatron-DeepSpeed fork); a balanced one leaves the first and last stages a
+    layer short (Llama 3, arXiv:2407.21783, Sec. 3.3.2).
+
+    >>> [float(x) for x in stage_layers(70, 12, 1, False)]
+    [6.0, 6.0]
+    >>> [float(x) for x in stage_layers(126, 16, 1, True)]
+    [8.0, 7.0]
+    """
+    per_stage = np.ceil(pipeline_units(layers, balanced) / (pp * vpp)) * vpp
+    return per_stage, per_stage - balanced
+
+
+def attention_head_dims(head_dim, mla, qk_rope_head_dim, v_head_dim):
+    """Query/key and value head sizes of the attention core. [-]
+
+    Standard attention uses d for both; MLA (DeepSeek-V3 [4]) adds the decoupled rotary
+    part to each query/key head (d_nope + d_rope) and has its own value head size.
+
+    Returns
+    -------
+    (qk_dim, v_dim). [-]
+
+    >>> [int(x) for x in attention_head_dims(128, True, 64, 128)]
+    [192, 128]
+    >>> [int(x) for x in attention_head_dims(128, False, 64, 96)]
+    [128, 128]
+    """
+    v_dim = np.where(mla, v_head_dim, head_dim)
+    qk_dim = head_dim + np.where(mla, qk_rope_head_dim, 0)
+    return qk_dim, v_dim
+
+
 def last_stage_excess(pp, vocab, hidden, model_flop_per_token):
     """Extra work of the last pipeline stage, which computes the output layer whole. [-]
 
@@ -227,3 +279,5 @@ def flop_per_token(layer_matmul_active, vocab, hidden, attention_core_flop, reco
 
 #: integer codes of the recompute modes, so that arrays of layouts can hold them
 RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
+#: the recompute mode each code stands for (the inverse of :data:`RECOMPUTE_CODES`)
+CODE_TO_RECOMPUTE = {v: k for k, v in RECOMPUTE_CODES.items()}

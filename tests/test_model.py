@@ -1,0 +1,158 @@
+"""The orchestrator's wiring (traincost.model): stages in, contract columns out.
+
+The formulas each stage calls are tested in their own modules (test_memory, test_comm,
+test_performance, doctests); here a toy configuration small enough to add up by hand checks
+that ``evaluate`` passes the right quantities between them, and identities check that the
+outputs are assembled from the stages' parts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from traincost import catalog, model
+from traincost.assumptions import DEFAULT
+from traincost.estimate import build_workload, columns
+
+A = DEFAULT
+
+
+def toy(**over) -> dict:
+    """One device, one layer: h 4, one head of 4, MLP 8 (not gated), vocabulary 16, two
+    tokens, no pipeline; matmuls at 1 FLOP/s of peak and memory without a bandwidth limit,
+    so every time is a FLOP count over the achieved rate."""
+    c = {k: 0 for k in model.INPUT_COLUMNS}
+    c.update(
+        peak_flop_per_s=1.0, mamf_fraction=1.0, fp8=False, attention_flop_per_s=np.nan,
+        attention_kv_tokens=np.nan, hbm_bytes=1e12, hbm_bytes_per_s=np.inf, tdp_w=400.0,
+        idle_w=100.0, power_cap_w=400.0, scaleup_domain_devices=8, scaleup_bytes_per_s=1e11,
+        scaleout_bytes_per_s=1e10, price_usd_per_h=2.0, capex_usd=np.nan, embodied_kgco2e=0.0,
+        bytes_per_element=2.0, layers=1, hidden=4, heads=1, kv_heads=1, head_dim=4,
+        ffn_hidden=8, gated_mlp=False, vocab=16, seq_len=2, tied_embeddings=False,
+        learned_positions=False, moe_ffn_hidden=8, mla=False, global_batch=1, tokens=2e6,
+        flash_attention=False, parallel_block=False, tp_overlap=False, pp_overlap=False,
+        dp_overlap=False, ep_overlap=False, balanced_pipeline=False, fp8_activations=False,
+        optimizer_bf16=False, devices=1, tp=1, pp=1, cp=1, ep=1, vpp=1, zero=0, micro_batch=1,
+        recompute=0, pue=1.5, grid_gco2e_per_kwh=400.0, is_rental=True,
+        electricity_usd_per_kwh=0.1)
+    c.update(over)
+    return c
+
+
+def test_toy_step_by_hand():
+    """Per micro-batch (FLOP): attention projections 2 x 2 tokens x 4 x 16 = 256 (Q, K, V,
+    O: 64 weights), MLP 2 x (2 x 4 x 8) x 2 = 256, attention core 2 x 2 x 2 x (4 + 4) = 64;
+    forward 576, training 3 x 576 = 1728; output layer 3 x (2 x 2 x 4 x 16) = 768. The step
+    is 2496 FLOP at the achieved rate plus the expected straggler wait on the forward."""
+    out = model.evaluate(toy())
+    rate = A.in_model_matmul_fraction          # peak 1 x MAMF 1 x in-model share x clock 1
+    assert out["step_compute_s"] == pytest.approx(2496 / rate, rel=1e-12)
+    straggler = A.straggler_forward_slowdown * A.straggler_device_fraction * 576 / rate
+    assert out["step_stragglers_s"] == pytest.approx(straggler, rel=1e-12)
+    for part in ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "bubble", "dp_comm", "optimizer"):
+        assert out[f"step_{part}_s"] == 0.0, part    # one device, unbounded bandwidth
+    assert out["step_time_s"] == pytest.approx(2496 / rate + straggler, rel=1e-12)
+    # GPT-style parameters: the layer's attention 64 + biases 4 + 8 + 4, two LayerNorms
+    # 2 x 8, MLP 64 + biases 8 + 4 (172); embedding 16 x 4, output 16 x 4, final norm 8
+    assert out["params"] == 172 + 64 + 64 + 8
+    # the first stage holds the layer, the embedding and (no pipeline) the output layer
+    assert out["memory_weights_bytes"] == 300 * A.weight_bytes_per_param
+    assert out["memory_optimizer_bytes"] == 300 * A.optimizer_bytes_per_param
+
+
+def test_toy_footprint_by_hand():
+    """Throughput, power and energy from the step: busy share compute / step (the
+    optimizer step is free here), device draw idle + range x activity, host share of TDP,
+    wall clock tokens / throughput / goodput."""
+    out = model.evaluate(toy())
+    step = out["step_time_s"]
+    assert out["tokens_per_s"] == pytest.approx(2 / step)
+    busy = out["step_compute_s"] / step
+    chip = 100 + 300 * (busy * A.compute_power_fraction + (1 - busy) * A.wait_power_fraction)
+    assert out["device_power_w"] == pytest.approx(chip)
+    assert out["avg_power_w_per_device"] == pytest.approx(chip + 400 * A.host_power_fraction_of_tdp)
+    wall = 2e6 / (2 / step) / A.goodput_fraction
+    assert out["train_time_s"] == pytest.approx(wall)
+    assert out["it_energy_j"] == pytest.approx(out["avg_power_w_per_device"] * wall)
+    assert out["facility_energy_j"] == pytest.approx(1.5 * out["it_energy_j"])
+    assert out["co2e_g"] == pytest.approx(out["facility_energy_j"] / 3.6e6 * 400)
+    assert out["cost_usd"] == pytest.approx(wall / 3600 * 2.0)
+
+
+def test_full_recompute_adds_one_forward():
+    """Full recomputation reruns each layer's forward (576 FLOP) inside the backward; the
+    output layer is not recomputed."""
+    base, full = model.evaluate(toy()), model.evaluate(toy(recompute=2))
+    rate = A.in_model_matmul_fraction
+    assert full["step_compute_s"] - base["step_compute_s"] == pytest.approx(576 / rate)
+
+
+def test_pipeline_bubble_is_wired_to_the_microbatch_time():
+    """Two stages, two layers, four micro-batches: the bubble is (p - 1)/(v m) of the m
+    micro-batches' time on a stage, compute and exposed communication included."""
+    out = model.evaluate(toy(layers=2, devices=2, pp=2, global_batch=4))
+    per_mb = sum(out[f"step_{k}_s"] for k in ("compute", "tp_comm", "cp_comm", "ep_comm",
+                                                 "pp_comm", "stragglers"))
+    assert out["num_microbatches"] == 4
+    assert out["step_pp_comm_s"] > 0
+    assert out["step_bubble_s"] == pytest.approx(1 / 4 * per_mb)
+
+
+@pytest.fixture(scope="module")
+def llama():
+    acc = catalog.accelerator("h100-sxm5-80gb")
+    wl = build_workload("llama2-70b", global_batch=1024)
+    site = catalog.site(None)
+    lay = {"tp": np.array([8, 4, 8, 2]), "pp": np.array([4, 8, 2, 8]),
+           "cp": np.array([1, 1, 2, 1]), "ep": 1, "vpp": np.array([1, 2, 1, 1]),
+           "zero": np.array([1, 3, 0, 2]), "micro_batch": np.array([1, 1, 2, 1]),
+           "recompute": np.array([0, 2, 1, 0])}
+    return columns(acc, wl, site, "bf16", 512, lay)
+
+
+def test_outputs_are_sums_of_their_parts(llama):
+    out = model.evaluate(llama)
+    steps = sum(out[f"step_{k}_s"] for k in model.STEP_PARTS)
+    mem = sum(out[f"memory_{k}_bytes"] for k in model.MEMORY_PARTS)
+    np.testing.assert_allclose(out["step_time_s"], steps, rtol=1e-12)
+    np.testing.assert_array_equal(out["memory_bytes_per_device"], mem)
+    np.testing.assert_array_equal(out["fits_in_memory"], mem <= llama["hbm_bytes"])
+    np.testing.assert_allclose(out["dp"], 512 // (llama["tp"] * llama["pp"] * llama["cp"]))
+    np.testing.assert_allclose(out["mfu"], out["model_flop_per_token"] * out["tokens_per_s"]
+                               / 512 / llama["peak_flop_per_s"], rtol=1e-12)
+
+
+def test_rows_evaluate_as_they_would_alone(llama):
+    """Columns broadcast: each row of a four-row evaluation equals that row on its own."""
+    out = model.evaluate(llama)
+    for i in range(4):
+        one = {k: (v[i] if isinstance(v, np.ndarray) else v) for k, v in llama.items()}
+        alone = model.evaluate(one)
+        for k in ("step_time_s", "memory_bytes_per_device", "cost_usd", "co2e_g"):
+            assert float(alone[k]) == pytest.approx(float(out[k][i]), rel=1e-12), (k, i)
+
+
+def test_layout_stage_geometry():
+    """64 devices as tp 2 x pp 4 x cp 2: dp 4, 8 ranks share the weights; a batch of 32 at
+    micro-batch 2 is 4 micro-batches; 70 layers on 4 stages put 18 on the fullest."""
+    g = model.layout_stage(toy(devices=64, tp=2, pp=4, cp=2, ep=2, layers=70, global_batch=32,
+                               micro_batch=2, seq_len=4096))
+    assert (g.dp, g.dp_cp, g.dp_ep, g.m) == (4, 8, 4, 4)
+    assert (float(g.layers_per_stage), float(g.first_stage_layers)) == (18.0, 18.0)
+    assert g.stage_share == pytest.approx(18 / 70)
+    assert (g.s_local, g.tokens_mb) == (2048.0, 4096.0)
+    assert not (g.moe or g.mtp or g.any_zero3) and g.any_cp
+
+
+def test_ownership_rows_beside_rental_rows():
+    """A row priced as owned uses the ownership model, its neighbour the rental price."""
+    out = model.evaluate(toy(is_rental=np.array([True, False]), capex_usd=30000.0))
+    wall_h = out["train_time_s"] / 3600
+    own = (30000.0 * wall_h / (A.ownership_lifetime_years * 8766)
+           + out["facility_energy_j"] / 3.6e6 * 0.1)
+    assert out["cost_usd"][0] == pytest.approx(wall_h * 2.0)
+    assert out["cost_usd"][1] == pytest.approx(own)
+    assert math.isfinite(out["cost_usd"][1])
