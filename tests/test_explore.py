@@ -66,9 +66,7 @@ def test_flop_parts_rejects_unknown_recompute():
 
 # --- layouts: memory and plain-words reasons ---------------------------------------------
 def est(**changes):
-    result = explore.layout_estimate({**JOB, **LAYOUT, **changes})
-    assert not isinstance(result, str), result
-    return result
+    return explore.layout_estimate({**JOB, **LAYOUT, **changes})
 
 
 def test_layout_estimate_uses_the_given_layout():
@@ -114,8 +112,9 @@ def test_more_tensor_parallelism_less_state_per_device():
     ({"micro_batch": 3}, "global-batch"),
 ])
 def test_impossible_layouts_say_why_in_plain_words(changes, flag):
-    msg = explore.layout_estimate({**JOB, **LAYOUT, **changes})
-    assert isinstance(msg, str)
+    with pytest.raises(ValueError) as info:
+        explore.layout_estimate({**JOB, **LAYOUT, **changes})
+    msg = str(info.value)
     assert flag in msg
     assert "--" not in msg and "(" in msg            # CLI dashes gone, a reason added
 
@@ -246,8 +245,8 @@ def test_embodied_override_scales_embodied_only():
     ({"embodied_kgco2e": -1.0}, ["FRA"], "embodied"),
 ])
 def test_carbon_by_region_messages(changes, regions, word):
-    msg = explore.carbon_by_region({**REGION_JOB, **changes}, regions)
-    assert isinstance(msg, str) and word in msg
+    with pytest.raises(ValueError, match=word):
+        explore.carbon_by_region({**REGION_JOB, **changes}, regions)
 
 
 # --- rent or own ---------------------------------------------------------------------------
@@ -301,7 +300,8 @@ def test_rent_vs_own_overrides_and_messages():
     base = explore.rent_vs_own(OWN_JOB)
     assert pricier_power.loc["own", "electricity_usd"] == pytest.approx(
         2 * base.loc["own", "electricity_usd"])
-    assert isinstance(explore.rent_vs_own({**OWN_JOB, "devices": -4}), str)
+    with pytest.raises(ValueError, match="devices"):
+        explore.rent_vs_own({**OWN_JOB, "devices": -4})
 
 
 def test_price_sensitivity_is_linear():
@@ -321,7 +321,8 @@ def test_price_sensitivity_is_linear():
 
 
 def test_price_sensitivity_needs_positive_percents():
-    assert "percents" in explore.price_sensitivity(OWN_JOB, percents=(0, 100))
+    with pytest.raises(ValueError, match="percents"):
+        explore.price_sensitivity(OWN_JOB, percents=(0, 100))
 
 
 def test_price_sensitivity_without_capex_has_blank_own_columns():
@@ -383,9 +384,12 @@ def test_pick_cheapest_rejects_bad_deadlines(candidates, bad):
 
 def test_deadline_candidates_messages():
     job = {"model": "llama2-7b", "global_batch": 1024}
-    assert "accelerator" in explore.deadline_candidates(job, [], (64,))
-    assert "devices" in explore.deadline_candidates(job, [H100], ())
-    assert "model" in explore.deadline_candidates({**job, "model": "nope"}, [H100], (64,))
+    with pytest.raises(ValueError, match="accelerator"):
+        explore.deadline_candidates(job, [], (64,))
+    with pytest.raises(ValueError, match="devices"):
+        explore.deadline_candidates(job, [H100], ())
+    with pytest.raises(ValueError, match="model"):
+        explore.deadline_candidates({**job, "model": "nope"}, [H100], (64,))
 
 
 def test_model_flop_per_token_is_the_estimates():
@@ -399,3 +403,57 @@ def test_model_flop_per_token_is_the_estimates():
     parts = explore.flop_per_token_parts("llama2-7b", "full")
     assert explore.model_flop_per_token("llama2-7b") == pytest.approx(
         parts["layer_matmuls"] + parts["attention_core"] + parts["output_layer"], rel=1e-12)
+
+
+# --- 04: why the other layouts lose (traincost.explain, re-exported by explore) -------------
+def test_layout_label_and_layout_of_by_hand():
+    row = {"tp": 4.0, "pp": 4, "dp": 16, "cp": 1, "ep": 2, "vpp": 4, "micro_batch": 1,
+           "zero": 1, "recompute": "selective", "devices": 512}
+    assert explore.layout_label(row) == "tp4 pp4 dp16 ep2 vpp4 mb1 ZeRO-1 selective"
+    assert explore.layout_of(row) == {"tp": 4, "pp": 4, "cp": 1, "ep": 2, "vpp": 4, "zero": 1,
+                                      "micro_batch": 1, "recompute": "selective"}
+    assert isinstance(explore.layout_of(row)["tp"], int)
+
+
+def test_one_knob_variants_counted_by_hand():
+    lay = {"tp": 1, "pp": 4, "cp": 1, "ep": 1, "vpp": 1, "zero": 1, "micro_batch": 1,
+           "recompute": "selective"}
+    names = [what for what, _ in explore.one_knob_variants(lay)]
+    # tp and micro-batch cannot halve below 1, vpp is already 1 ("no interleaving" is no
+    # change), ZeRO-1 and selective are the current values: 3 of 10 size changes drop,
+    # 3 ZeRO stages and 2 recompute modes stay -> 7 + 3 + 2 = 12
+    assert names == ["tp × 2", "tp × 4", "pp × 2", "pp × 4, no interleaving", "pp ÷ 2",
+                     "micro-batch × 2", "micro-batch × 4", "ZeRO-0", "ZeRO-2", "ZeRO-3",
+                     "none recompute", "full recompute"]
+
+
+def row(change, step_s, bubble_s, comm_s, fits=True):
+    return {"change": change, "step_time_s": step_s, "bubble_s": bubble_s,
+            "exposed_comm_s": comm_s, "within_limit": fits}
+
+
+def test_typical_losers_by_hand():
+    best = row("best", 10.0, 1.0, 2.0)
+    variants = [row("a", 9.0, 0.5, 1.0, fits=False),     # faster, over memory
+                row("b", 8.0, 0.5, 1.0, fits=False),     # the fastest over memory
+                row("c", 10.4, 1.04, 2.0),               # bubble +4 %: within 5 %, no loss
+                row("d", 11.0, 1.2, 2.05),               # bubble +20 %; comm +2.5 %
+                row("e", 12.0, 1.5, 2.0),                # bubble +50 %: the bubble loser
+                row("f", 13.0, 1.0, 3.0)]                # comm +50 %: the comm loser
+    chosen = explore.typical_losers(best, variants, excess_fraction=0.05)
+    assert [(c["role"], c["change"]) for c in chosen] == [
+        ("over memory", "b"), ("bubble", "e"), ("communication", "f")]
+    # a wider margin than every excess leaves only the memory loser
+    assert [c["role"] for c in explore.typical_losers(best, variants, 0.6)] == ["over memory"]
+    # one variant is never chosen twice: e is also the worst on communication here
+    chosen = explore.typical_losers(best, [row("e", 12.0, 1.5, 3.0)], 0.05)
+    assert [c["role"] for c in chosen] == ["bubble"]
+
+
+def test_typical_losers_default_margin_is_the_assumption():
+    assert DEFAULT.why_lose_excess_fraction == 0.05
+    best = row("best", 10.0, 1.0, 2.0)
+    just_over = [row("x", 10.6, 1.06, 2.0)]                  # +6 % > 5 %
+    just_under = [row("y", 10.4, 1.04, 2.0)]                 # +4 % < 5 %
+    assert [c["change"] for c in explore.typical_losers(best, just_over)] == ["x"]
+    assert explore.typical_losers(best, just_under) == []

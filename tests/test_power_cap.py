@@ -222,10 +222,10 @@ def test_tradeoff_holds_the_layout_and_matches_single_estimates():
     assert 0 < table.loc[612.5, "time_change_pct"] < 3.26
 
 
-def test_tradeoff_returns_the_message_for_a_bad_cap():
+def test_tradeoff_raises_the_message_for_a_bad_cap():
     from traincost import explore
-    msg = explore.power_cap_tradeoff(TRADE_JOB, [0.05])
-    assert isinstance(msg, str) and msg.startswith("power-cap: 35 W")
+    with pytest.raises(ValueError, match=r"^power-cap: 35 W"):
+        explore.power_cap_tradeoff(TRADE_JOB, [0.05])
 
 
 def test_tradeoff_plot_lines_are_the_table():

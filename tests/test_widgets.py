@@ -804,3 +804,29 @@ def test_parallelism_explorer_says_which_kernel_auto_runs():
     box.controls["accelerator"].value = "h100-sxm5-80gb"
     box.controls["attention_kernel"].value = "flash"
     assert ", flash attention;" in box.summary.value and "1.6x" in box.summary.value
+
+
+# --- the package keeps every public name of the old single module ---------------------------
+OLD_PUBLIC_NAMES = """
+DEFAULT_ACCELERATORS CURATED_REGIONS sig region_options preset_tokens parse_price compare_table
+problems format_compare_table table_html run_cost_summary run_cost_html compare_accelerators
+run_cost TP_CHOICES MICRO_BATCH_CHOICES ZERO_CHOICES RECOMPUTE_CHOICES CARBON_REGIONS
+DEADLINE_ACCELERATORS DEADLINE_DEVICE_COUNTS parse_optional_number parse_device_counts
+derived_dp memory_summary_html flops_and_memory layout_summary_html parallelism_explorer
+power_summary_html power_explorer power_cap_summary_html power_cap_explorer carbon_table_html
+region_carbon rent_own_html rent_or_own winner_html candidates_html cheapest_for_deadline
+measured_vs_estimated FIND_ACCELERATORS FIND_DEVICE_COUNTS OBJECTIVE_CHOICES SEARCH_TOP
+LAYOUT_KNOBS EXPOSED_COMM_PARTS run_search layout_of layout_label best_summary_html top_table
+search_notes_html one_knob_variants why_others_lose why_lose_rows why_lose_html
+find_best_layout filter_validation validation_summary_table validation_cases_html
+validation_explorer case_html case_explorer OBJECTIVES
+""".split()
+
+
+@pytest.mark.parametrize("name", OLD_PUBLIC_NAMES)
+def test_old_public_names_are_importable(name):
+    import importlib
+
+    module = importlib.import_module("traincost.widgets")
+    assert hasattr(module, name) and name in module.__all__
+    exec(f"from traincost.widgets import {name}", {})

@@ -86,6 +86,13 @@ class Assumptions:
         "fragmentation, transient buffers (bucketed gradients, gathered weights) and kernel "
         "workspaces. traincost.search treats a layout as fitting only below (1 - this) of HBM "
         "and warns when a layout uses more.")
+    why_lose_excess_fraction: float = _a(
+        0.05, "fraction", "traincost calibration: leave-one-out MAPE about 4% "
+        "(calibration.METRICS['loo_mape_pct'])", "estimate",
+        "explore.why_others_lose names a one-knob variant of the best layout as losing to its "
+        "pipeline bubble (or its exposed communication) only when that part exceeds the best "
+        "layout's by more than this share: a smaller difference is within the model's own "
+        "out-of-sample error and does not explain a loss.")
 
     # --- activations ---------------------------------------------------------------------
     sequence_parallel: bool = _a(

@@ -321,10 +321,7 @@ def _layout_question(model, accelerator, devices, global_batch):
 
 def _fastest_layout(model, accelerator, devices, global_batch):
     """The estimate of the fastest layout traincost's search finds (vpp = cp = ep = 1)."""
-    est = explore.layout_estimate(_layout_question(model, accelerator, devices, global_batch))
-    if isinstance(est, str):
-        raise ValueError(est)
-    return est
+    return explore.layout_estimate(_layout_question(model, accelerator, devices, global_batch))
 
 
 def solution_choosing_a_layout(model: str = "llama2-70b", accelerator: str = "h100-sxm5-80gb",
@@ -371,10 +368,11 @@ def check_choosing_a_layout(answer, model: str = "llama2-70b",
                (f"unknown {', '.join(extra)}" if extra else "")
         return Feedback(name, False, f"Give exactly {', '.join(LAYOUT_ANSWER_KEYS)} ({what}).",
                         "", tolerance, best)
-    est = explore.layout_estimate({**_layout_question(model, accelerator, devices,
-                                                      global_batch), **answer})
-    if isinstance(est, str):
-        return Feedback(name, False, f"Not yet: this layout cannot run: {est}", LAYOUT_CONCEPT,
+    try:
+        est = explore.layout_estimate({**_layout_question(model, accelerator, devices,
+                                                          global_batch), **answer})
+    except ValueError as exc:
+        return Feedback(name, False, f"Not yet: this layout cannot run: {exc}", LAYOUT_CONCEPT,
                         tolerance, best)
     d = est.to_dict()
     if not d["fits_in_memory"]:

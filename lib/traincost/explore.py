@@ -4,14 +4,15 @@ Each function here is a few calls of :func:`traincost.estimate` /
 :func:`traincost.compare` or of the formula modules, arranged to answer one question
 of the notebook suite: where the FLOP go, what fits where and on how few devices, why a
 layout cannot run, how power follows utilisation, what the same run emits in other
-regions, whether to rent or own, how sensitive the cost is to prices, and which
-accelerator is cheapest for a deadline. :mod:`traincost.widgets` builds its controls
-on them and :mod:`traincost.exercises` checks answers with them; both stay thin.
+regions, whether to rent or own, how sensitive the cost is to prices, which accelerator
+is cheapest for a deadline, and why the other layouts of a search lose to its best
+(:mod:`traincost.explain`, whose names are re-exported here). :mod:`traincost.widgets`
+builds its controls on them and :mod:`traincost.exercises` checks answers with them;
+both stay thin.
 
 Inputs that can be wrong (ids, sizes, layouts) are passed straight to the estimate, so
-errors are its one-line ``ValueError`` messages. Functions whose callers are widgets
-return the message as a ``str`` instead of raising, like
-:func:`traincost.widgets.compare_table`.
+errors are its one-line ``ValueError`` messages, raised; :mod:`traincost.widgets` catches
+them and shows the message in place.
 
 Examples
 --------
@@ -37,6 +38,9 @@ import pandas as pd
 from . import catalog, power, workload
 from .assumptions import DEFAULT, Assumptions
 from .estimate import Estimate, compare, estimate
+from .explain import (EXPOSED_COMM_PARTS, OBJECTIVE_WORDS, SEARCH_ROW_KNOBS,  # noqa: F401
+                      STEP_NOISE_S, layout_label, layout_of, one_knob_variants,
+                      pinned_estimate, typical_losers, why_others_lose)
 from .inputs import Workload
 from .units import GIB, HOURS_PER_YEAR, JOULES_PER_KWH, JOULES_PER_MWH
 from .workload import RECOMPUTE_CODES
@@ -147,8 +151,8 @@ def plain_reason(message: str) -> str:
     return text
 
 
-def layout_estimate(params: dict) -> Estimate | str:
-    """:func:`traincost.estimate` for one layout, or why it cannot run (plain words).
+def layout_estimate(params: dict) -> Estimate:
+    """:func:`traincost.estimate` for one layout; raises why it cannot run (plain words).
 
     Parameters
     ----------
@@ -163,9 +167,13 @@ def layout_estimate(params: dict) -> Estimate | str:
 
     Returns
     -------
-    Estimate or str
-        The estimate (which may not fit in memory: that is a result), or a one-line
-        message when the layout is impossible.
+    Estimate
+        The estimate (which may not fit in memory: that is a result).
+
+    Raises
+    ------
+    ValueError
+        When the layout is impossible: one line in plain words (:func:`plain_reason`).
     """
     knobs = {k: params.get(k) for k in LAYOUT_KNOBS}
     try:
@@ -179,7 +187,7 @@ def layout_estimate(params: dict) -> Estimate | str:
                         balanced_pipeline=params.get("balanced_pipeline"),
                         optimizer_state=params.get("optimizer_state"), **knobs)
     except ValueError as exc:
-        return plain_reason(str(exc))
+        raise ValueError(plain_reason(str(exc))) from None
 
 
 def fixed_layout(est: Estimate) -> dict:
@@ -212,9 +220,10 @@ def device_scan(params: dict, device_counts=DEVICE_COUNTS) -> pd.DataFrame:
         raise ValueError("devices: give at least one device count to scan")
     rows = []
     for n in counts:
-        est = layout_estimate({**params, "devices": n})
-        if isinstance(est, str):
-            rows.append({"devices": n, "fits_in_memory": pd.NA, "note": est})
+        try:
+            est = layout_estimate({**params, "devices": n})
+        except ValueError as exc:
+            rows.append({"devices": n, "fits_in_memory": pd.NA, "note": str(exc)})
             continue
         d = est.to_dict()
         rows.append({"devices": n, "fits_in_memory": d["fits_in_memory"],
@@ -297,7 +306,7 @@ POWER_CAP_FRACTIONS = (0.6, 0.7, 0.75, 0.8, 0.875, 1.0)
 
 
 def power_cap_tradeoff(params: dict, fractions=POWER_CAP_FRACTIONS,
-                       assumptions: Assumptions = DEFAULT) -> pd.DataFrame | str:
+                       assumptions: Assumptions = DEFAULT) -> pd.DataFrame:
     """One run at several power limits, on the layout it takes uncapped.
 
     Parameters
@@ -310,12 +319,17 @@ def power_cap_tradeoff(params: dict, fractions=POWER_CAP_FRACTIONS,
 
     Returns
     -------
-    pandas.DataFrame or str
+    pandas.DataFrame
         Indexed by ``power_cap_w`` [W]: ``fraction_of_tdp`` [-], ``train_time_days``,
         ``device_hours``, ``avg_power_w_per_device`` [W], ``facility_energy_mwh``,
         ``co2e_t``, ``time_change_pct`` and ``energy_change_pct`` (against the rated
         maximum, [%]) and ``extrapolated`` (below ``power_cap_measured_min_fraction``,
-        where the clock law was not measured); or a one-line message.
+        where the clock law was not measured).
+
+    Raises
+    ------
+    ValueError
+        The estimate's one-line message for an input it rejects (e.g. a cap below idle).
 
     Notes
     -----
@@ -324,33 +338,30 @@ def power_cap_tradeoff(params: dict, fractions=POWER_CAP_FRACTIONS,
     host's share do not change (:func:`traincost.power.capped_clock_fraction`). The layout
     is held, so the table shows the cap's effect alone.
     """
-    try:
-        acc = params["accelerator"]
-        acc = catalog.accelerator(acc) if isinstance(acc, str) else acc
-        common = {"accelerator": acc, "devices": params["devices"], "model": params["model"],
-                  "global_batch": params["global_batch"], "tokens": params.get("tokens"),
-                  "region": params.get("region"), "pue": params.get("pue"),
-                  "assumptions": assumptions}
-        base = estimate(**common)
-        layout = fixed_layout(base)
-        ref = base.to_dict()
-        rows = []
-        for f in sorted(set(float(x) for x in fractions)):
-            cap = f * acc.tdp_w
-            d = estimate(**common, **layout, power_cap=cap).to_dict()
-            rows.append({"power_cap_w": cap, "fraction_of_tdp": f,
-                         "train_time_days": d["train_time_days"],
-                         "device_hours": d["device_hours"],
-                         "avg_power_w_per_device": d["avg_power_w_per_device"],
-                         "facility_energy_mwh": d["facility_energy_mwh"],
-                         "co2e_t": d["co2e_t"],
-                         "time_change_pct": 100 * (d["train_time_days"]
-                                                   / ref["train_time_days"] - 1),
-                         "energy_change_pct": 100 * (d["facility_energy_mwh"]
-                                                     / ref["facility_energy_mwh"] - 1),
-                         "extrapolated": f < assumptions.power_cap_measured_min_fraction})
-    except ValueError as exc:
-        return str(exc)
+    acc = params["accelerator"]
+    acc = catalog.accelerator(acc) if isinstance(acc, str) else acc
+    common = {"accelerator": acc, "devices": params["devices"], "model": params["model"],
+              "global_batch": params["global_batch"], "tokens": params.get("tokens"),
+              "region": params.get("region"), "pue": params.get("pue"),
+              "assumptions": assumptions}
+    base = estimate(**common)
+    layout = fixed_layout(base)
+    ref = base.to_dict()
+    rows = []
+    for f in sorted(set(float(x) for x in fractions)):
+        cap = f * acc.tdp_w
+        d = estimate(**common, **layout, power_cap=cap).to_dict()
+        rows.append({"power_cap_w": cap, "fraction_of_tdp": f,
+                     "train_time_days": d["train_time_days"],
+                     "device_hours": d["device_hours"],
+                     "avg_power_w_per_device": d["avg_power_w_per_device"],
+                     "facility_energy_mwh": d["facility_energy_mwh"],
+                     "co2e_t": d["co2e_t"],
+                     "time_change_pct": 100 * (d["train_time_days"]
+                                               / ref["train_time_days"] - 1),
+                     "energy_change_pct": 100 * (d["facility_energy_mwh"]
+                                                 / ref["facility_energy_mwh"] - 1),
+                     "extrapolated": f < assumptions.power_cap_measured_min_fraction})
     return pd.DataFrame(rows).set_index("power_cap_w")
 
 
@@ -359,7 +370,7 @@ def _with_embodied(accelerator, embodied_kgco2e):
     return acc if embodied_kgco2e is None else replace(acc, embodied_kgco2e=float(embodied_kgco2e))
 
 
-def carbon_by_region(params: dict, regions) -> pd.DataFrame | str:
+def carbon_by_region(params: dict, regions) -> pd.DataFrame:
     """The same run (same layout, same energy at the given PUE) in several grid regions.
 
     Parameters
@@ -373,38 +384,40 @@ def carbon_by_region(params: dict, regions) -> pd.DataFrame | str:
 
     Returns
     -------
-    pandas.DataFrame or str
+    pandas.DataFrame
         Indexed by region id: ``name``, ``grid_gco2e_per_kwh``, ``pue``,
-        ``it_energy_mwh``, ``facility_energy_mwh``, ``co2e_t``, ``embodied_co2e_t``;
-        or a one-line message.
+        ``it_energy_mwh``, ``facility_energy_mwh``, ``co2e_t``, ``embodied_co2e_t``.
+
+    Raises
+    ------
+    ValueError
+        ``regions: ...`` when none is given, ``embodied: ...`` for a negative figure,
+        or the estimate's one-line message.
     """
     regions = list(regions or ())
     if not regions:
-        return "regions: select at least one region"
-    try:
-        embodied = params.get("embodied_kgco2e")
-        if embodied is not None and not (math.isfinite(embodied) and embodied >= 0):
-            raise ValueError(f"embodied: {embodied!r} must be a number >= 0 (kgCO2e per device)")
-        acc = _with_embodied(params["accelerator"], embodied)
-        common = {"accelerator": acc, "devices": params["devices"], "model": params["model"],
-                  "global_batch": params["global_batch"], "tokens": params.get("tokens"),
-                  "pue": params.get("pue")}
-        first = estimate(**common, region=regions[0])
-        layout = fixed_layout(first)
-        rows = []
-        for region in regions:
-            d = (first if region == regions[0] else
-                 estimate(**common, region=region, **layout)).to_dict()
-            rows.append({"region": d["region"],
-                         "name": str(catalog.regions().loc[d["region"], "name"]),
-                         "grid_gco2e_per_kwh": d["grid_gco2e_per_kwh"], "pue": d["pue"],
-                         "it_energy_mwh": d["it_energy_mwh"],
-                         "facility_energy_mwh": d["facility_energy_mwh"],
-                         "co2e_t": d["co2e_t"],
-                         "embodied_co2e_t": (math.nan if d["embodied_co2e_t"] is None
-                                             else d["embodied_co2e_t"])})
-    except ValueError as exc:
-        return str(exc)
+        raise ValueError("regions: select at least one region")
+    embodied = params.get("embodied_kgco2e")
+    if embodied is not None and not (math.isfinite(embodied) and embodied >= 0):
+        raise ValueError(f"embodied: {embodied!r} must be a number >= 0 (kgCO2e per device)")
+    acc = _with_embodied(params["accelerator"], embodied)
+    common = {"accelerator": acc, "devices": params["devices"], "model": params["model"],
+              "global_batch": params["global_batch"], "tokens": params.get("tokens"),
+              "pue": params.get("pue")}
+    first = estimate(**common, region=regions[0])
+    layout = fixed_layout(first)
+    rows = []
+    for region in regions:
+        d = (first if region == regions[0] else
+             estimate(**common, region=region, **layout)).to_dict()
+        rows.append({"region": d["region"],
+                     "name": str(catalog.regions().loc[d["region"], "name"]),
+                     "grid_gco2e_per_kwh": d["grid_gco2e_per_kwh"], "pue": d["pue"],
+                     "it_energy_mwh": d["it_energy_mwh"],
+                     "facility_energy_mwh": d["facility_energy_mwh"],
+                     "co2e_t": d["co2e_t"],
+                     "embodied_co2e_t": (math.nan if d["embodied_co2e_t"] is None
+                                         else d["embodied_co2e_t"])})
     return pd.DataFrame(rows).set_index("region")
 
 
@@ -428,7 +441,7 @@ def _with_capex(accelerator, capex_usd, scale: float = 1.0):
     return replace(acc, capex_usd=capex * scale)
 
 
-def rent_vs_own(params: dict, assumptions: Assumptions = DEFAULT) -> pd.DataFrame | str:
+def rent_vs_own(params: dict, assumptions: Assumptions = DEFAULT) -> pd.DataFrame:
     """The same run rented by the device-hour and on devices you own.
 
     Parameters
@@ -441,13 +454,18 @@ def rent_vs_own(params: dict, assumptions: Assumptions = DEFAULT) -> pd.DataFram
 
     Returns
     -------
-    pandas.DataFrame or str
+    pandas.DataFrame
         Indexed ``rent`` and ``own``: ``cost_usd``, its parts ``rent_usd``,
         ``depreciation_usd`` and ``electricity_usd``, ``device_hours`` [h],
         ``facility_energy_mwh``, ``note``; and in ``attrs``:
         ``break_even_price_usd_per_h`` (the rental price at which renting costs what
         owning does) and ``break_even_utilisation`` (the share of their life owned
-        devices must be busy for owning to cost what renting does). Or a message.
+        devices must be busy for owning to cost what renting does).
+
+    Raises
+    ------
+    ValueError
+        The estimate's one-line message for an input it rejects.
 
     Notes
     -----
@@ -458,16 +476,13 @@ def rent_vs_own(params: dict, assumptions: Assumptions = DEFAULT) -> pd.DataFram
     depreciation, so owning costs depreciation/u + electricity, which equals the rent at
     u = depreciation / (rent - electricity).
     """
-    try:
-        acc = _with_capex(params["accelerator"], params.get("capex_usd"))
-        common = {"accelerator": acc, "devices": params["devices"], "model": params["model"],
-                  "global_batch": params["global_batch"], "tokens": params.get("tokens"),
-                  "assumptions": assumptions}
-        rent = estimate(**common, site=_site(params, "rental", assumptions=assumptions))
-        own = estimate(**common, site=_site(params, "ownership", assumptions=assumptions),
-                       **fixed_layout(rent))
-    except ValueError as exc:
-        return str(exc)
+    acc = _with_capex(params["accelerator"], params.get("capex_usd"))
+    common = {"accelerator": acc, "devices": params["devices"], "model": params["model"],
+              "global_batch": params["global_batch"], "tokens": params.get("tokens"),
+              "assumptions": assumptions}
+    rent = estimate(**common, site=_site(params, "rental", assumptions=assumptions))
+    own = estimate(**common, site=_site(params, "ownership", assumptions=assumptions),
+                   **fixed_layout(rent))
     r, o = rent.to_dict(), own.to_dict()
     electricity = o["facility_energy_mwh"] * JOULES_PER_MWH / JOULES_PER_KWH \
         * own.site.electricity_usd_per_kwh
@@ -501,7 +516,7 @@ SENSITIVITY_SCENARIOS = ("rent: price per device-hour", "own: purchase price",
 
 
 def price_sensitivity(params: dict, percents=(50, 75, 100, 125, 150, 200),
-                      assumptions: Assumptions = DEFAULT) -> pd.DataFrame | str:
+                      assumptions: Assumptions = DEFAULT) -> pd.DataFrame:
     """Cost of one run as one price at a time moves from its catalog value.
 
     Parameters
@@ -513,47 +528,49 @@ def price_sensitivity(params: dict, percents=(50, 75, 100, 125, 150, 200),
 
     Returns
     -------
-    pandas.DataFrame or str
+    pandas.DataFrame
         Indexed by percent; one column per scenario of :data:`SENSITIVITY_SCENARIOS`
         that has a base price (a column of NaN otherwise) [USD]. Each value is a full
         estimate at that price (layout fixed), so linearity is a result, not an input.
+
+    Raises
+    ------
+    ValueError
+        ``percents: ...`` for a share <= 0, or the estimate's one-line message.
     """
     percents = [float(p) for p in percents]
     if not percents or min(percents) <= 0:
-        return "percents: give shares of the catalog price > 0"
-    try:
-        acc = catalog.accelerator(params["accelerator"]) if isinstance(
-            params["accelerator"], str) else params["accelerator"]
-        common = {"devices": params["devices"], "model": params["model"],
-                  "global_batch": params["global_batch"], "tokens": params.get("tokens"),
-                  "assumptions": assumptions}
-        base = estimate(accelerator=_with_capex(acc, params.get("capex_usd")), **common,
-                        site=_site(params, "rental", assumptions=assumptions))
-        layout = fixed_layout(base)
-        rental_price = params.get("price_per_hour")
-        rental_price = acc.price_usd_per_h if rental_price is None else rental_price
-        cols = {name: [] for name in SENSITIVITY_SCENARIOS}
-        for pct in percents:
-            s = pct / 100.0
-            rent = estimate(accelerator=acc, **common, **layout,
-                            site=_site({**params, "price_per_hour": rental_price * s},
-                                       "rental", assumptions=assumptions))
-            own_capex = estimate(accelerator=_with_capex(acc, params.get("capex_usd"), s),
-                                 **common, **layout,
-                                 site=_site(params, "ownership", assumptions=assumptions))
-            own_power = estimate(accelerator=_with_capex(acc, params.get("capex_usd")),
-                                 **common, **layout,
-                                 site=_site(params, "ownership", electricity_scale=s,
-                                            assumptions=assumptions))
-            for name, est in zip(SENSITIVITY_SCENARIOS, (rent, own_capex, own_power)):
-                cost = est.to_dict()["cost_usd"]
-                cols[name].append(math.nan if cost is None else cost)
-    except ValueError as exc:
-        return str(exc)
+        raise ValueError("percents: give shares of the catalog price > 0")
+    acc = catalog.accelerator(params["accelerator"]) if isinstance(
+        params["accelerator"], str) else params["accelerator"]
+    common = {"devices": params["devices"], "model": params["model"],
+              "global_batch": params["global_batch"], "tokens": params.get("tokens"),
+              "assumptions": assumptions}
+    base = estimate(accelerator=_with_capex(acc, params.get("capex_usd")), **common,
+                    site=_site(params, "rental", assumptions=assumptions))
+    layout = fixed_layout(base)
+    rental_price = params.get("price_per_hour")
+    rental_price = acc.price_usd_per_h if rental_price is None else rental_price
+    cols = {name: [] for name in SENSITIVITY_SCENARIOS}
+    for pct in percents:
+        s = pct / 100.0
+        rent = estimate(accelerator=acc, **common, **layout,
+                        site=_site({**params, "price_per_hour": rental_price * s},
+                                   "rental", assumptions=assumptions))
+        own_capex = estimate(accelerator=_with_capex(acc, params.get("capex_usd"), s),
+                             **common, **layout,
+                             site=_site(params, "ownership", assumptions=assumptions))
+        own_power = estimate(accelerator=_with_capex(acc, params.get("capex_usd")),
+                             **common, **layout,
+                             site=_site(params, "ownership", electricity_scale=s,
+                                        assumptions=assumptions))
+        for name, est in zip(SENSITIVITY_SCENARIOS, (rent, own_capex, own_power)):
+            cost = est.to_dict()["cost_usd"]
+            cols[name].append(math.nan if cost is None else cost)
     return pd.DataFrame(cols, index=pd.Index(percents, name="percent of catalog price"))
 
 
-def deadline_candidates(params: dict, accelerators, device_counts) -> pd.DataFrame | str:
+def deadline_candidates(params: dict, accelerators, device_counts) -> pd.DataFrame:
     """:func:`traincost.compare` at every device count: one row per (accelerator, count).
 
     Parameters
@@ -567,29 +584,32 @@ def deadline_candidates(params: dict, accelerators, device_counts) -> pd.DataFra
 
     Returns
     -------
-    pandas.DataFrame or str
+    pandas.DataFrame
         Indexed ``"<accelerator>@<devices>"`` with ``accelerator``, ``devices`` and the
-        columns of :data:`traincost.estimate.COMPARE_COLUMNS`, or a one-line message.
+        columns of :data:`traincost.estimate.COMPARE_COLUMNS`.
+
+    Raises
+    ------
+    ValueError
+        ``accelerators: ...`` or ``devices: ...`` when none is given, the estimate's
+        message, or every candidate's reason when none can run.
     """
     accelerators = list(accelerators or ())
     counts = [int(n) for n in (device_counts or ())]
     if not accelerators:
-        return "accelerators: select at least one accelerator"
+        raise ValueError("accelerators: select at least one accelerator")
     if not counts:
-        return "devices: give at least one device count"
+        raise ValueError("devices: give at least one device count")
     frames = []
-    try:
-        for n in counts:
-            df = compare(accelerators, n, model=params["model"],
-                         global_batch=params["global_batch"], tokens=params.get("tokens"),
-                         region=params.get("region"),
-                         price_per_hour=params.get("price_per_hour"))
-            frames.append(df.reset_index())
-    except ValueError as exc:
-        return str(exc)
+    for n in counts:
+        df = compare(accelerators, n, model=params["model"],
+                     global_batch=params["global_batch"], tokens=params.get("tokens"),
+                     region=params.get("region"),
+                     price_per_hour=params.get("price_per_hour"))
+        frames.append(df.reset_index())
     out = pd.concat(frames, ignore_index=True)
     if out["fits_in_memory"].isna().all():           # nothing can run: say why, once
-        return "; ".join(dict.fromkeys(out["note"]))
+        raise ValueError("; ".join(dict.fromkeys(out["note"])))
     out.index = [f"{a}@{int(n)}" for a, n in zip(out["accelerator"], out["devices"])]
     return out
 
