@@ -147,7 +147,7 @@ def test_figure_png_is_png():
     (0.0, "", "0"), (math.nan, "", "n/a"),
 ])
 def test_short_number(value, unit, expected):
-    assert plotting._short_number(value, unit) == expected
+    assert plotting.base._short_number(value, unit) == expected
 
 
 def test_importing_plotting_needs_neither_pyplot_nor_ipywidgets():
@@ -475,9 +475,18 @@ def trend_table():
                          "predicted": 0.25 * m + 0.5})
 
 
+def trend_series(series):
+    """The points and the fitted lines of each series, as the caller passes them."""
+    from traincost import validate
+
+    table = trend_table()
+    return ({name: validate.step_time_points(table, cases) for name, cases in series.items()},
+            {name: validate.step_time_trend(table, cases) for name, cases in series.items()})
+
+
 def test_step_time_trend_plot_lines_meet_the_axis_at_the_per_step_time():
-    fig = plotting.step_time_trend_plot(trend_table(), {"one": ["s1", "s2", "s3"],
-                                                        "two": ["t1", "t2"]})
+    fig = plotting.step_time_trend_plot(*trend_series({"one": ["s1", "s2", "s3"],
+                                                       "two": ["t1", "t2"]}))
     first, second = fig.axes[:2]
     assert first.get_title(loc="left") == "one" and second.get_title(loc="left") == "two"
     lines = {ln.get_gid(): ln for ln in first.lines}
@@ -493,8 +502,26 @@ def test_step_time_trend_plot_lines_meet_the_axis_at_the_per_step_time():
     assert "[s]" in first.get_ylabel()
 
 
+def test_step_time_trend_plot_draws_the_lines_it_is_given():
+    """The plot fits nothing: hand-written lines T = 0.5 m + 3 and T = 0.1 m + 1 [s] are
+    drawn as given, though the points lie on neither."""
+    points = {"one": trend_table().iloc[:3]}
+    lines = pd.DataFrame({"per_microbatch_s": [0.5, 0.1], "per_step_s": [3.0, 1.0]},
+                         index=["published", "predicted"])
+    ax = plotting.step_time_trend_plot(points, {"one": lines}).axes[0]
+    drawn = {ln.get_gid(): ln for ln in ax.lines}
+    pub, pred = drawn["one:published fit"], drawn["one:predicted fit"]
+    # drawn from m = 0 to 1.05 x the largest m (128): 134.4 micro-batches
+    np.testing.assert_allclose(pub.get_xdata(), [0.0, 134.4])
+    np.testing.assert_allclose(pub.get_ydata(), [3.0, 0.5 * 134.4 + 3.0])     # 70.2 s
+    np.testing.assert_allclose(pred.get_ydata(), [1.0, 0.1 * 134.4 + 1.0])    # 14.44 s
+
+
 def test_step_time_trend_plot_rejects_bad_series():
     with pytest.raises(ValueError, match="series"):
-        plotting.step_time_trend_plot(trend_table(), {})
-    with pytest.raises(ValueError, match="at least two"):
-        plotting.step_time_trend_plot(trend_table(), {"one": ["s1"]})
+        plotting.step_time_trend_plot({}, {})
+    points, trends = trend_series({"one": ["s1", "s2", "s3"], "two": ["t1", "t2"]})
+    with pytest.raises(ValueError, match="trends"):
+        plotting.step_time_trend_plot(points, {"one": trends["one"]})
+    with pytest.raises(ValueError, match="at least two"):           # the fit needs two m
+        trend_series({"one": ["s1"]})

@@ -1,0 +1,60 @@
+"""What every chart of the suite shares: the palette, metric labels, short numbers and PNG
+rendering.
+"""
+
+from __future__ import annotations
+
+import math
+
+from matplotlib.figure import Figure
+
+
+#: Okabe & Ito (2008) colour-blind-safe palette, black left out (used for text).
+#: Ordered so the first few are also distinct in greyscale; yellow comes late.
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442",
+             "#999999")
+
+#: axis label (with unit) and short title of each metric :func:`traincost.compare` returns
+METRIC_LABELS = {
+    "train_time_days": ("Training time [days]", "Wall-clock time"),
+    "device_hours": ("Device-hours [h]", "Device-hours"),
+    "facility_energy_mwh": ("Energy at the plug [MWh]", "Facility energy (incl. PUE)"),
+    "co2e_t": ("Operational emissions [tCO2e]", "Operational carbon"),
+    "embodied_co2e_t": ("Embodied emissions [tCO2e]", "Embodied carbon (amortised)"),
+    "cost_usd": ("Cost [USD]", "Cost"),
+    "mfu": ("Model FLOP utilisation [-]", "MFU (higher is better)"),
+    "avg_power_w_per_device": ("Average power per device [W]", "Power per device"),
+}
+
+DEFAULT_METRICS = ("train_time_days", "facility_energy_mwh", "co2e_t", "cost_usd")
+
+_GAP_COLOUR = "#BBBBBB"
+
+
+def _short_number(value: float, unit: str = "") -> str:
+    """``value`` to 3 significant figures with a k/M/G suffix, e.g. ``'$704k'``. [-]"""
+    if not math.isfinite(value):
+        return "n/a"
+    prefix = "$" if unit == "USD" else ""
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{prefix}{value / scale:.3g}{suffix}"
+    return f"{prefix}{value:.3g}"
+
+
+def _unit_of(metric: str) -> str:
+    label = METRIC_LABELS.get(metric, (metric, metric))[0]
+    return label[label.rfind("[") + 1:label.rfind("]")] if "[" in label else ""
+
+
+def figure_png(fig: Figure, dpi: int = 100) -> bytes:
+    """The figure rendered as PNG bytes (Agg; no GUI backend needed). [bytes]"""
+    from io import BytesIO
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if fig.canvas is None or type(fig.canvas).__name__ == "FigureCanvasBase":
+        FigureCanvasAgg(fig)
+    buf = BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()

@@ -1,0 +1,117 @@
+"""Cost charts (notebook 06): cost against training time for a deadline, and price
+sensitivity.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
+
+from .base import OKABE_ITO, _short_number
+
+
+def cost_vs_time(df: pd.DataFrame, deadline_days: float, *, winner=None,
+                 title: str | None = None, ax=None) -> Figure:
+    """Cost against training time of every (accelerator, device count) candidate.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        One row per candidate with ``accelerator``, ``devices``, ``train_time_days``
+        and ``cost_usd`` (rows without both are not drawn).
+    deadline_days : float
+        Drawn as a dashed vertical line; the right of it is shaded. [days]
+    winner : index label, optional
+        Row to ring as the cheapest that meets the deadline.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Points carry gid ``"<accelerator>@<devices>"``; the winner's ring ``"winner"``.
+    """
+    if ax is None:
+        fig = Figure(figsize=(9.0, 4.6), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    drawn = df[pd.to_numeric(df["train_time_days"], errors="coerce").notna()
+               & pd.to_numeric(df["cost_usd"], errors="coerce").notna()]
+    accs = list(dict.fromkeys(df["accelerator"]))
+    markers = "osD^v<>p"
+    for i, acc in enumerate(accs):
+        sub = drawn[drawn["accelerator"] == acc].sort_values("devices")
+        if sub.empty:
+            continue
+        xs = sub["train_time_days"].astype(float).to_numpy()
+        ys = sub["cost_usd"].astype(float).to_numpy()
+        ax.plot(xs, ys, color=OKABE_ITO[i % len(OKABE_ITO)], linewidth=0.8, alpha=0.6)
+        for (_, r), x_, y_ in zip(sub.iterrows(), xs, ys):
+            ax.plot([x_], [y_], marker=markers[i % len(markers)], linestyle="none",
+                    color=OKABE_ITO[i % len(OKABE_ITO)], markeredgecolor="black",
+                    markersize=6, gid=f"{acc}@{int(r['devices'])}",
+                    label=acc if x_ == xs[0] else None)
+            ax.annotate(str(int(r["devices"])), (x_, y_), textcoords="offset points",
+                        xytext=(4, 4), fontsize=7, color="#444444")
+    ax.axvline(deadline_days, color="black", linestyle="--", linewidth=1.2, gid="deadline")
+    xmax = max([deadline_days * 1.5] + list(drawn["train_time_days"].astype(float)))
+    ax.axvspan(deadline_days, xmax * 1.05, color="#DDDDDD", alpha=0.5, linewidth=0)
+    ax.text(deadline_days, 1.0, f" deadline {deadline_days:.3g} days",
+            transform=ax.get_xaxis_transform(), va="top", fontsize=8)
+    if winner is not None and winner in drawn.index:
+        w = drawn.loc[winner]
+        ax.plot([float(w["train_time_days"])], [float(w["cost_usd"])], marker="o",
+                markersize=16, markerfacecolor="none", markeredgecolor="#D55E00",
+                markeredgewidth=2, linestyle="none", gid="winner")
+    ax.set_xlim(0, xmax * 1.05)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("Training time [days]")
+    ax.set_ylabel("Cost [USD]")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _short_number(v, "USD")))
+    ax.set_title(title or "Cheapest point left of the dashed line wins (numbers: devices)",
+                 fontsize=11, fontweight="bold", loc="left")
+    ax.grid(color="#DDDDDD", linewidth=0.6)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False,
+                  title="accelerator", title_fontsize=8)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return fig
+
+
+def sensitivity_lines(df: pd.DataFrame, *, title: str | None = None, ax=None) -> Figure:
+    """Cost of one run as one price moves from its catalog value.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Indexed by the price as a percentage of its catalog value, one column per
+        scenario (e.g. ``rent: price per device-hour``), values in USD. [%], [USD]
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One line per column, gid = the column name.
+    """
+    if ax is None:
+        fig = Figure(figsize=(7.0, 4.0), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    styles = ("-", "--", "-.", ":")
+    for i, col in enumerate(df.columns):
+        ax.plot(df.index.to_numpy(dtype=float), df[col].to_numpy(dtype=float),
+                color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=styles[i % len(styles)],
+                linewidth=2, label=str(col), gid=str(col))
+    ax.axvline(100, color="#888888", linewidth=0.8)
+    ax.set_xlabel("Price as a share of today's catalog value [%]")
+    ax.set_ylabel("Cost of the run [USD]")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _short_number(v, "USD")))
+    ax.set_ylim(bottom=0)
+    ax.set_title(title or "Which price matters: the steeper the line, the more it moves the cost",
+                 fontsize=11, fontweight="bold", loc="left")
+    ax.grid(color="#DDDDDD", linewidth=0.6)
+    ax.legend(fontsize=8)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return fig
