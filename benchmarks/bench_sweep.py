@@ -23,7 +23,7 @@ import numpy as np  # noqa: E402
 
 import traincost  # noqa: E402
 from traincost import catalog, layout  # noqa: E402
-from traincost.estimate import columns  # noqa: E402
+from traincost.assemble import columns  # noqa: E402
 from traincost.model import evaluate  # noqa: E402
 
 ACC, DEVICES, MODEL, BATCH, TOKENS = "a100-sxm4-80gb", 1024, "gpt3-175b", 1536, 300e9

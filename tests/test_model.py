@@ -15,7 +15,7 @@ import pytest
 
 from traincost import catalog, model
 from traincost.assumptions import DEFAULT
-from traincost.estimate import build_workload, columns
+from traincost.assemble import build_workload, columns
 
 A = DEFAULT
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import traincost
 from traincost import catalog, layout
-from traincost.estimate import columns
+from traincost.assemble import columns
 from traincost.model import evaluate
 
 SETTINGS = settings(max_examples=40, deadline=None,

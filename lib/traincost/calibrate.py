@@ -44,7 +44,8 @@ from scipy.optimize import least_squares
 
 from . import catalog, layout
 from .assumptions import PRIOR, Assumptions
-from .estimate import columns, fixed_knobs, precision_group
+from .assemble import columns, fixed_knobs
+from .catalog import precision_group
 from .model import evaluate, report_units
 from .validate import METRICS, case_inputs
 

@@ -146,9 +146,10 @@ def model(model_id: str, *, seq_len: int | None = None, global_batch: int = 1024
         seq_len = int(row["seq_len"])
     if tokens is None:
         tokens = float(row["tokens_reported"]) if not pd.isna(row.get("tokens_reported")) \
-            else 300e9
-    return Workload(seq_len=seq_len, global_batch=global_batch, tokens=tokens,
-                    name=str(row["name"]), **kw)
+            else None
+    if tokens is not None:
+        kw["tokens"] = tokens                    # else the Workload's default
+    return Workload(seq_len=seq_len, global_batch=global_batch, name=str(row["name"]), **kw)
 
 
 @functools.cache

@@ -15,11 +15,8 @@ import sys
 import numpy as np
 import pandas as pd
 
-from . import __version__, catalog
-from .assumptions import DEFAULT
+from . import __version__, catalog, options
 from .estimate import attention_label, compare, estimate
-from .inputs import (ATTENTION_KERNELS, OPTIMIZER_STATES, PRECISIONS, PRICE_MODELS,
-                     RECOMPUTE_MODES)
 
 EXIT_USAGE = 2
 
@@ -39,75 +36,29 @@ def _positive_float(text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
 
 
-def _add_workload(p):
-    g = p.add_argument_group("workload")
-    g.add_argument("--model", help="model preset id (see `traincost catalog models`)")
-    g.add_argument("--layers", type=int, help="transformer layers L")
-    g.add_argument("--hidden", type=int, help="hidden size h")
-    g.add_argument("--heads", type=int, help="attention heads a")
-    g.add_argument("--kv-heads", type=int, help="key/value heads (GQA); default = heads")
-    g.add_argument("--ffn-hidden", type=int, help="MLP inner size; default 4h")
-    g.add_argument("--vocab", type=int, help="vocabulary size (default 51200)")
-    g.add_argument("--gated-mlp", action="store_true", default=None,
-                   help="SwiGLU MLP (Llama-style, no biases, untied embeddings)")
-    g.add_argument("--experts", type=int, help="routed experts (MoE)")
-    g.add_argument("--top-k", type=int, help="experts per token (MoE)")
-    g.add_argument("--seq-len", type=int, help="sequence length s (default: the preset's)")
-    g.add_argument("--global-batch", type=int, required=True,
-                   help="sequences per optimizer step B")
-    g.add_argument("--tokens", type=_positive_float,
-                   help="training tokens (default: the preset's reported count, else 300e9)")
-    g = p.add_argument_group("software stack")
-    g.add_argument("--attention-kernel", choices=ATTENTION_KERNELS,
-                   help="auto (default): the faster fused kernel measured on the "
-                        "device, as TransformerEngine picks it (cuDNN on Hopper and "
-                        "Blackwell, flash elsewhere); flash (FlashAttention-2); cuDNN's "
-                        "fused attention; or the materialized softmax of 2019-2021 stacks")
-    g.add_argument("--parallel-block", action="store_true", default=None,
-                   help="parallel attention + MLP block (GPT-J, PaLM, MegaScale)")
-    g.add_argument("--overlap", metavar="KINDS",
-                   help="communication overlapped with compute: comma-separated subset of "
-                        "tp,pp,dp,ep, or none (default)")
-    g.add_argument("--fp8-activations", action="store_true", default=None,
-                   help="DeepSeek-V3's FP8 activation recipe (with --precision fp8): norm "
-                        "outputs and MLA up-projections recomputed, FP8 GEMM inputs cached "
-                        "in FP8, the MoE SwiGLU output recomputed")
-    g.add_argument("--balanced-pipeline", action="store_true", default=None,
-                   help="count the embedding and the loss as one layer each in the pipeline "
-                        "split (Llama 3; Megatron-Core --account-for-*-in-pipeline-split)")
-    g.add_argument("--optimizer-state", choices=OPTIMIZER_STATES,
-                   help="Adam state: fp32 (default: fp32 master weights, momentum and "
-                        f"variance, {DEFAULT.optimizer_bytes_per_param:g} B/param) or bf16 "
-                        "(bf16 momentum and variance, no fp32 master, "
-                        f"{DEFAULT.optimizer_bf16_bytes_per_param:g} B/param; NeMo "
-                        "distributed_fused_adam with dtype bf16)")
-
-
-def _add_layout(p):
-    g = p.add_argument_group("parallel layout (omitted knobs are searched: fastest feasible)")
-    g.add_argument("--micro-batch", type=int)
-    g.add_argument("--tp", type=int, help="tensor parallel")
-    g.add_argument("--pp", type=int, help="pipeline parallel")
-    g.add_argument("--cp", type=int, help="context parallel")
-    g.add_argument("--ep", type=int, help="expert parallel (carved out of data parallel)")
-    g.add_argument("--vpp", type=int, help="virtual pipeline stages per device")
-    g.add_argument("--zero", type=int, choices=(0, 1, 2, 3), help="ZeRO stage")
-    g.add_argument("--recompute", choices=RECOMPUTE_MODES, help="activation recomputation")
-    g.add_argument("--precision", choices=PRECISIONS[:4],
-                   help="precision of the peak MFU is measured against (default bf16/fp16)")
-
-
-def _add_site(p):
-    g = p.add_argument_group("site and price")
-    g.add_argument("--region", help="grid region id (see `traincost catalog regions`)")
-    g.add_argument("--grid-intensity", type=_positive_float, help="gCO2e/kWh instead of --region")
-    g.add_argument("--pue", type=_positive_float, help="power usage effectiveness (>= 1)")
-    g.add_argument("--price-per-hour", type=_positive_float, help="USD per device-hour")
-    g.add_argument("--power-cap", type=_positive_float, metavar="W",
-                   help="power limit on every device (nvidia-smi -pl), above its idle draw "
-                        "and at most its TDP; slows matmuls as (cap/TDP)^"
-                        f"{DEFAULT.power_cap_clock_exponent:g} (default: none)")
-    g.add_argument("--price-model", choices=PRICE_MODELS, default="rental")
+def _add_inputs(p, groups=tuple(options.GROUPS)):
+    """The declared inputs (:data:`traincost.options.INPUTS`) as flags, by argument group."""
+    for group in groups:
+        g = p.add_argument_group(options.GROUPS[group])
+        for o in options.INPUTS:
+            if o.group != group:
+                continue
+            kw = {"help": o.help}
+            if o.kind == "bool":
+                kw.update(action="store_true", default=None)
+            elif o.kind == "int":
+                kw["type"] = int
+            elif o.kind == "float":
+                kw["type"] = _positive_float
+            if o.choices:
+                kw["choices"] = o.choices
+            if o.default is not None:
+                kw["default"] = o.default
+            if o.metavar:
+                kw["metavar"] = o.metavar
+            if o.required:
+                kw["required"] = True
+            g.add_argument(o.flag, **kw)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -120,33 +71,28 @@ def build_parser() -> argparse.ArgumentParser:
     est = sub.add_parser("estimate", help="one accelerator, one workload, full breakdown")
     est.add_argument("--accelerator", required=True, help="accelerator id")
     est.add_argument("--devices", type=int, required=True, help="number of devices")
-    _add_workload(est)
-    _add_layout(est)
-    _add_site(est)
+    _add_inputs(est)
 
     cmp_ = sub.add_parser("compare", help="one workload across several accelerators")
     cmp_.add_argument("--accelerators", required=True,
                       help="comma-separated accelerator ids, or 'all'")
     cmp_.add_argument("--devices", type=int, required=True, help="number of devices each")
-    _add_workload(cmp_)
-    _add_layout(cmp_)
-    _add_site(cmp_)
+    _add_inputs(cmp_)
 
     sea = sub.add_parser("search", help="every valid layout: best per objective, Pareto fronts")
     sea.add_argument("--accelerators", required=True,
                      help="comma-separated accelerator ids, or 'all'")
     sea.add_argument("--devices", type=_device_counts, required=True,
                      help="device count(s), comma-separated")
-    _add_workload(sea)
-    _add_layout(sea)
-    _add_site(sea)
+    _add_inputs(sea)
     g = sea.add_argument_group("constraints and ranking")
     g.add_argument("--max-days", type=_positive_float, help="deadline on the training time")
     g.add_argument("--max-cost-usd", type=_positive_float, help="budget in USD")
     g.add_argument("--max-co2e-t", type=_positive_float, help="cap on operational tCO2e")
     g.add_argument("--memory-headroom", type=_positive_float,
                    help="fraction of HBM kept free (default: assumptions.memory_headroom_fraction)")
-    g.add_argument("--objective", choices=("time", "energy", "cost", "carbon"), default="time")
+    g.add_argument("--objective", choices=("time", "energy", "cost", "carbon"), default="time",
+                   help="what the top table ranks by (default time)")
     g.add_argument("--top", type=int, default=10, help="rows of the top table (default 10)")
 
     val = sub.add_parser("validate", help="predicted vs published training runs")
@@ -165,13 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _kwargs(args) -> dict:
-    names = ("model", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "gated_mlp",
-             "experts", "top_k", "seq_len", "global_batch", "tokens", "attention_kernel",
-             "parallel_block", "overlap", "balanced_pipeline", "fp8_activations",
-             "optimizer_state", "micro_batch", "tp", "pp",
-             "cp", "ep", "vpp", "zero", "recompute", "precision", "region", "grid_intensity",
-             "pue", "price_per_hour", "price_model", "power_cap")
-    return {n: getattr(args, n) for n in names}
+    """The declared inputs' values from parsed flags, as keywords."""
+    return {n: getattr(args, n) for n in options.names()}
 
 
 def _clean(obj):

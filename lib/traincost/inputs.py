@@ -351,6 +351,9 @@ class Workload:
     heads: int
     seq_len: int
     global_batch: int
+    # a custom architecture's job when none is given: GPT-3's 300e9 tokens (Brown et al.
+    # 2020, Table D.1) and Megatron-LM's 51,200 vocabulary (GPT-2's 50,257 BPE tokens padded
+    # to a multiple of 1024); the presets carry their own
     tokens: float = 300e9
     vocab: int = 51200
     kv_heads: int = 0

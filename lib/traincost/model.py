@@ -41,6 +41,35 @@ INPUT_COLUMNS = (
     "pue", "grid_gco2e_per_kwh", "is_rental", "electricity_usd_per_kwh",
 )
 
+#: every output of :func:`evaluate` but the breakdown parts: (name, unit, meaning)
+OUTPUTS = (
+    ("params", "params", "all parameters"),
+    ("active_params", "params", "parameters one token uses (top-k experts)"),
+    ("model_flop_per_token", "FLOP", "model FLOP per token, forward and backward"),
+    ("hardware_flop_per_token", "FLOP", "FLOP per token the devices run, recompute included"),
+    ("dp", "-", "data-parallel replicas, devices / (tp pp cp)"),
+    ("num_microbatches", "-", "micro-batches per step per replica"),
+    ("step_time_s", "s", "time of one optimizer step"),
+    ("tokens_per_s", "tokens/s", "training throughput of the whole job"),
+    ("mfu", "-", "model FLOP utilisation of the dense peak at the precision"),
+    ("hfu", "-", "hardware FLOP utilisation (recompute counted)"),
+    ("model_flop_per_s_per_device", "FLOP/s", "model FLOP/s achieved per device"),
+    ("hardware_flop_per_s_per_device", "FLOP/s", "hardware FLOP/s achieved per device"),
+    ("memory_bytes_per_device", "bytes", "peak memory of a first-stage device"),
+    ("fits_in_memory", "-", "whether that peak fits in the device's memory"),
+    ("busy_fraction", "-", "share of the step spent computing or stepping the optimizer"),
+    ("device_power_w", "W", "average power of one accelerator"),
+    ("host_power_w", "W", "host share of power per device"),
+    ("avg_power_w_per_device", "W", "device plus host power, PUE excluded"),
+    ("train_time_s", "s", "wall clock of the whole job, goodput included"),
+    ("device_hours", "h", "devices x wall clock"),
+    ("it_energy_j", "J", "IT energy of the job"),
+    ("facility_energy_j", "J", "facility energy, IT x PUE"),
+    ("co2e_g", "gCO2e", "operational emissions, location-based"),
+    ("embodied_co2e_g", "gCO2e", "embodied emissions of the devices, amortised"),
+    ("cost_usd", "USD", "cost at the price model"),
+)
+
 #: step-time parts, in the order they are reported
 STEP_PARTS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "stragglers", "bubble",
               "dp_comm", "optimizer")

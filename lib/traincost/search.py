@@ -38,14 +38,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import catalog, layout
+from . import catalog, layout, options
 from .assumptions import DEFAULT, Assumptions
-from .estimate import (_as_accelerator, check_fp8_activations, columns, fixed_knobs, job_inputs,
-                       power_cap_w)
+from .assemble import (as_accelerator, check_fp8_activations, columns, fixed_knobs,
+                       job_inputs, power_cap_w)
 from .inputs import Accelerator, Workload, _check_number
 from .model import evaluate, report_units
 from .units import GIB
-from .workload import RECOMPUTE_CODES
+from .workload import CODE_TO_RECOMPUTE, RECOMPUTE_CODES
 
 #: objective -> the report column it minimises
 OBJECTIVES = {"time": "step_time_s", "energy": "facility_energy_mwh", "cost": "cost_usd",
@@ -60,7 +60,6 @@ DEFAULT_CHUNK_SIZE = 1 << 16
 LAYOUT_COLUMNS = ("tp", "pp", "dp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute",
                   "num_microbatches")
 _KNOBS = ("tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute")
-_CODE_TO_RECOMPUTE = {v: k for k, v in RECOMPUTE_CODES.items()}
 
 
 @dataclass(frozen=True)
@@ -334,7 +333,7 @@ def _groups(accs, devices, wl, fixed, precision, space, site) -> tuple[list, lis
     groups, errors, notes = [], [], []
     offset = 0
     for acc in accs:
-        acc = _as_accelerator(acc)                      # an unknown id is an error
+        acc = as_accelerator(acc)                      # an unknown id is an error
         try:
             prec = precision or acc.default_precision
             acc.peak_flop_per_s(prec)                   # raises for a missing precision
@@ -367,18 +366,10 @@ def _groups(accs, devices, wl, fixed, precision, space, site) -> tuple[list, lis
 
 
 # ---- the search ----------------------------------------------------------------------------
-def search(accelerators, devices, *, workload: Workload | None = None, model: str | None = None,
-           layers=None, hidden=None, heads=None, kv_heads=None, ffn_hidden=None, vocab=None,
-           gated_mlp=None, experts=None, top_k=None, seq_len=None, global_batch=None,
-           tokens=None, attention_kernel=None, parallel_block=None, overlap=None,
-           balanced_pipeline=None, fp8_activations=None, optimizer_state=None, tp=None,
-           pp=None, cp=None, ep=None, vpp=None, zero=None,
-           micro_batch=None, recompute=None, precision=None, region=None, grid_intensity=None,
-           pue=None, price_per_hour=None, price_model="rental", power_cap=None, site=None,
-           max_days=None,
-           max_cost_usd=None, max_co2e_t=None, memory_headroom=None, objective="time", top=10,
-           pareto=True, space=None, chunk_size=DEFAULT_CHUNK_SIZE, progress=None,
-           assumptions: Assumptions = DEFAULT) -> SearchResult:
+def search(accelerators, devices, *, workload: Workload | None = None, site=None,
+           max_days=None, max_cost_usd=None, max_co2e_t=None, memory_headroom=None,
+           objective="time", top=10, pareto=True, space=None, chunk_size=DEFAULT_CHUNK_SIZE,
+           progress=None, assumptions: Assumptions = DEFAULT, **inputs) -> SearchResult:
     """Evaluate every valid layout of a workload and keep the best under constraints.
 
     Workload, layout, precision and site keywords are those of :func:`traincost.estimate`
@@ -427,19 +418,13 @@ def search(accelerators, devices, *, workload: Workload | None = None, model: st
     _check_number("top", top, minimum=0, integer=True)
     _check_number("chunk-size", chunk_size, minimum=0, integer=True)
     top, chunk_size = int(top), int(chunk_size)
+    given = options.bind("search", inputs)
     accs = _accelerator_list(accelerators)
     devices = _device_list(devices)
-    workload, site = job_inputs(
-        workload, site, model=model, layers=layers, hidden=hidden, heads=heads,
-        kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab, gated_mlp=gated_mlp,
-        experts=experts, top_k=top_k, seq_len=seq_len, global_batch=global_batch, tokens=tokens,
-        attention_kernel=attention_kernel, parallel_block=parallel_block, overlap=overlap,
-        balanced_pipeline=balanced_pipeline, fp8_activations=fp8_activations,
-        optimizer_state=optimizer_state, region=region,
-        grid_intensity=grid_intensity,
-        pue=pue, price_per_hour=price_per_hour, price_model=price_model, power_cap=power_cap,
-        assumptions=assumptions)
-    fixed = fixed_knobs(tp, pp, cp, ep, vpp, zero, micro_batch, recompute)
+    workload, site = job_inputs(workload, site, assumptions=assumptions,
+                                **{k: given[k] for k in options.JOB_INPUTS})
+    fixed = fixed_knobs(**{k: given[k] for k in options.LAYOUT_INPUTS})
+    precision = given["precision"]
     limits, headroom = _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom,
                                     assumptions)
     groups, errors, notes = _groups(accs, devices, workload, fixed, precision, space, site)
@@ -483,6 +468,9 @@ def search(accelerators, devices, *, workload: Workload | None = None, model: st
                    time.perf_counter() - t0)
 
 
+options.declare(search)
+
+
 def _scan_chunk(scan, g, gi, wl, site, lay, index, fill, limits, assumptions) -> None:
     """Evaluate one chunk of valid layouts and fold it into the running selections."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -512,7 +500,7 @@ def _frame(rec: dict | None, groups: list, assumptions: Assumptions) -> pd.DataF
             "precision": [g.precision for g in gs]}
     for k in LAYOUT_COLUMNS:
         vals = rec.get(k, np.zeros(0))
-        cols[k] = ([_CODE_TO_RECOMPUTE[int(v)] for v in vals] if k == "recompute"
+        cols[k] = ([CODE_TO_RECOMPUTE[int(v)] for v in vals] if k == "recompute"
                    else np.asarray(vals).astype(np.int64))
     skip = set(LAYOUT_COLUMNS) | {"group", "index"} | set(_KNOBS)
     for k, v in rec.items():

@@ -59,9 +59,9 @@ from dataclasses import fields
 import numpy as np
 import pandas as pd
 
-from . import catalog, layout
+from . import catalog, layout, options
 from .assumptions import DEFAULT, Assumptions
-from .estimate import build_workload, columns
+from .assemble import STACK_INPUTS, build_workload, columns
 from .inputs import PRECISIONS, PRICE_MODELS, RECOMPUTE_MODES, ParallelConfig
 from .model import evaluate, report_units
 from .workload import RECOMPUTE_CODES
@@ -71,15 +71,17 @@ DEFAULT_CHUNK_SIZE = 1 << 16
 #: the layout columns and their defaults (ParallelConfig's)
 LAYOUT_DEFAULTS = {f.name: f.default for f in fields(ParallelConfig)}
 #: architecture columns that override a preset row by row
-ARCH_COLUMNS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "gated_mlp",
-                "experts", "top_k")
+ARCH_COLUMNS = tuple(n for n in options.names("Workload") if n != "model")
 #: software-stack columns (see :class:`traincost.Workload`); blank cells keep the defaults
-STACK_COLUMNS = ("attention_kernel", "parallel_block", "overlap", "balanced_pipeline",
-                 "fp8_activations", "optimizer_state")
-_WORKLOAD_COLUMNS = ("model", *ARCH_COLUMNS, "seq_len", "global_batch", "tokens",
-                     *STACK_COLUMNS)
-_SITE_COLUMNS = ("region", "pue", "grid_gco2e_per_kwh", "price_usd_per_h", "price_model",
-                 "power_cap_w")
+STACK_COLUMNS = STACK_INPUTS
+_WORKLOAD_COLUMNS = ("model", *ARCH_COLUMNS, *options.names("Job"), *STACK_COLUMNS)
+_SITE_COLUMNS = tuple(options.option(n).column for n in options.names("Site"))
+#: workload columns read as whole numbers, booleans and lower-case text
+_INT_COLUMNS = tuple(n for n in _WORKLOAD_COLUMNS if n != "model"
+                     and options.option(n).kind == "int")
+_FLAG_COLUMNS = tuple(n for n in _WORKLOAD_COLUMNS if n != "model"
+                      and options.option(n).kind == "bool")
+_TEXT_COLUMNS = tuple(n for n in STACK_COLUMNS if options.option(n).kind in ("choice", "str"))
 
 
 class _Zeros(dict):
@@ -191,13 +193,13 @@ def _entities(df: pd.DataFrame, assumptions: Assumptions):
             wkey = tuple(row.get(c) for c in _WORKLOAD_COLUMNS)
             if wkey not in wl_cache:
                 kw = {c: row.get(c) for c in _WORKLOAD_COLUMNS}
-                for c in ARCH_COLUMNS + ("seq_len", "global_batch"):
-                    if kw[c] is not None and c != "gated_mlp":
+                for c in _INT_COLUMNS:
+                    if kw[c] is not None:
                         kw[c] = _whole(c, kw[c])
-                for c in ("gated_mlp", "parallel_block", "balanced_pipeline", "fp8_activations"):
+                for c in _FLAG_COLUMNS:
                     if kw[c] is not None:
                         kw[c] = bool(kw[c])
-                for c in ("attention_kernel", "overlap", "optimizer_state"):
+                for c in _TEXT_COLUMNS:
                     if kw[c] is not None:
                         kw[c] = str(kw[c]).strip().lower()
                 model = kw.pop("model")

@@ -1,0 +1,193 @@
+"""Where an estimate leans on the least-tested parts of the model: a table of rules.
+
+Each :class:`Rule` is a condition on an estimate, the plain-text caveat it then carries, and
+the source that bounds it. :func:`caveats` applies :data:`RULES` in order;
+:attr:`traincost.Estimate.caveats` is that list. A new caveat is one row here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from . import catalog, comm
+from .assemble import power_cap_w
+from .inputs import FUSED_ATTENTION_KERNELS
+from .workload import last_stage_excess
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One caveat: ``when(est)`` says whether it applies, ``says(est)`` what it says."""
+
+    name: str
+    when: Callable
+    says: Callable
+    source: str
+
+
+def _dp(est) -> int:
+    return int(est.report["dp"])
+
+
+def _zero3_across_nodes(est) -> bool:
+    p, dp = est.parallel, _dp(est)
+    return p.zero == 3 and dp > 1 and bool(comm.crosses_domain(
+        dp, p.tp * p.cp, est.accelerator.scaleup_domain_devices))
+
+
+def _zero3_says(est) -> str:
+    return (f"ZeRO-3 gathers the weights across nodes (dp={_dp(est)} spans more than one "
+            f"{est.accelerator.scaleup_domain_devices}-device scale-up domain): the model "
+            "runs them at one device's network share, as DeepSpeed ZeRO-3 measured in "
+            "Megatron-LM SC21 Table 2; PyTorch FSDP runs (MosaicML llm-foundry) were about "
+            "twice as fast. Treat this step time as the slow end.")
+
+
+def _fp8_says(est) -> str:
+    return (f"fp8: the GEMMs keep {est.assumptions.fp8_matmul_fraction:.2f} of the bf16 matmul "
+            "efficiency, a share fitted on NVIDIA's H100 NeMo (TransformerEngine) FP8 "
+            "benchmarks only; other fp8 recipes and other devices are not checked against a "
+            "measurement.")
+
+
+def _no_mamf_says(est) -> str:
+    lo, hi = catalog.measured_mamf_span()
+    return (f"no measured matmul ceiling (MAMF) for {est.accelerator.id}: "
+            f"{est.assumptions.default_mamf_fraction:.0%} of its peak is assumed, where the "
+            f"measured devices reach {lo:.0%}-{hi:.0%} (data/accelerators.csv), and a "
+            "compute-bound step scales with that share.")
+
+
+def _kernel(est) -> str:
+    return est.accelerator.attention_kernel_used(est.workload.attention_kernel)
+
+
+def _unmeasured_fused(est) -> bool:
+    kernel = _kernel(est)
+    return kernel in FUSED_ATTENTION_KERNELS and not est.accelerator.measured_attention(kernel)
+
+
+def _unmeasured_fused_says(est) -> str:
+    lo, hi = catalog.measured_attention_span()
+    return (f"attention: no fused-attention measurement for {est.accelerator.id}, so its "
+            "attention core runs at the matmul rate; on the measured devices the faster fused "
+            f"kernel reaches {lo:.0%}-{hi:.0%} of their matmul ceilings "
+            "(data/accelerators.csv). Treat the attention share of this step as the fast end.")
+
+
+def _cudnn_unmeasured_says(est) -> str:
+    return (f"cudnn attention: no cuDNN fused-attention measurement for {est.accelerator.id}; "
+            "its flash-attention rate is used (TransformerEngine finds flash-attention the "
+            "faster of the two on Ampere).")
+
+
+def _flash_where_cudnn_is_faster(est) -> bool:
+    acc = est.accelerator
+    return _kernel(est) == "flash" and acc.measured_attention("flash") \
+        and acc.attention_kernel_used("auto") == "cudnn"
+
+
+def _flash_says(est) -> str:
+    acc = est.accelerator
+    speedup = acc.attention_flop_per_s("cudnn") / acc.attention_flop_per_s("flash")
+    return (f"flash attention: on {acc.id}, cuDNN's fused attention (TransformerEngine's first "
+            f"choice on Hopper and Blackwell) was measured at {speedup:.1f}x FlashAttention-2's "
+            "rate (data/accelerators.csv); if your stack runs it, estimate with the cudnn "
+            "attention kernel.")
+
+
+def _cap_fraction(est) -> float:
+    return power_cap_w(est.accelerator, est.site) / est.accelerator.tdp_w
+
+
+def _low_cap_says(est) -> str:
+    a, acc = est.assumptions, est.accelerator
+    cap = power_cap_w(acc, est.site)
+    return (f"power cap: {cap:g} W is {cap / acc.tdp_w:.0%} of {acc.id}'s {acc.tdp_w:g} W "
+            "rating; the law that slows its matmuls under a limit, "
+            f"(cap/TDP)^{a.power_cap_clock_exponent:g}, was measured between "
+            f"{a.power_cap_measured_min_fraction:.0%} and 100% of the rating (the same dies at "
+            "two limits, data/accelerators.csv), so this speed and power are an "
+            "extrapolation.")
+
+
+def _excess(est) -> float:
+    wl = est.workload
+    return float(last_stage_excess(est.parallel.pp, wl.vocab, wl.hidden,
+                                   est.report["model_flop_per_token"]))
+
+
+def _uneven_says(est) -> str:
+    excess = _excess(est)
+    return (f"pipeline: the last of the {est.parallel.pp} stages computes the output layer "
+            f"({est.workload.vocab:,}-token vocabulary) whole, {excess:.0%} more work than the "
+            "average stage, and a 1F1B pipeline runs at its slowest stage's pace. The model "
+            "spreads the output layer over the stages, which fits Megatron-LM's SC21 runs, but "
+            "it predicts NVIDIA's NeMo runs of Nemotron-4 340B and Llama 3.1 70B faster than "
+            "they ran (`traincost validate`). Treat this step time as up to "
+            f"{excess:.0%} optimistic, or balance the split (--balanced-pipeline).")
+
+
+def _record(est):
+    group = catalog.precision_group(est.precision)
+    return (group, *catalog.published_mfu_record(group))
+
+
+def _record_says(est) -> str:
+    group, record, case = _record(est)
+    mfu = float(est.report["mfu"])
+    return (f"MFU {mfu:.0%} is above the highest any measured published {group} run reached, "
+            f"{record:.1%} ({case}, `traincost validate --case {case}`). A result better than "
+            "anything measured is suspect until explained: treat this step time as the fast "
+            "end.")
+
+
+def _moe_says(est) -> str:
+    return (f"MoE: the expert all-to-all and GEMMs assume each of the {est.workload.experts} "
+            "experts gets an even share of the tokens; routing imbalance is not modelled. The "
+            "one MoE run checked, DeepSeek-V3's pre-training, balances its experts by design "
+            "(see `traincost validate` for its error); with less even routing, treat this step "
+            "time as the fast end.")
+
+
+#: the caveats, in the order an estimate lists them
+RULES = (
+    Rule("zero3-across-nodes", _zero3_across_nodes, _zero3_says,
+         "Narayanan et al. SC21 Table 2 (DeepSpeed ZeRO-3, the one source of the fit, "
+         "traincost.calibrate.by_source); MosaicML llm-foundry's FSDP benchmarks on H100"),
+    Rule("fp8", lambda est: est.precision == "fp8", _fp8_says,
+         "NVIDIA NeMo H100 FP8 benchmarks (traincost.calibrate.fit_fp8)"),
+    Rule("no-measured-mamf", lambda est: math.isnan(est.accelerator.mamf_bf16_flop_per_s),
+         _no_mamf_says, "data/accelerators.csv (mamf_bf16_flop_per_s)"),
+    Rule("unmeasured-fused-attention", _unmeasured_fused, _unmeasured_fused_says,
+         "data/accelerators.csv (attention_*_flop_per_s)"),
+    Rule("unmeasured-cudnn-attention",
+         lambda est: _kernel(est) == "cudnn" and not est.accelerator.measured_attention("cudnn"),
+         _cudnn_unmeasured_says, "data/accelerators.csv (attention_cudnn_bf16_flop_per_s)"),
+    Rule("flash-where-cudnn-is-faster", _flash_where_cudnn_is_faster, _flash_says,
+         "data/accelerators.csv; TransformerEngine's attention backend order"),
+    Rule("fp8-activations", lambda est: bool(est.workload.fp8_activations),
+         lambda est: ("fp8 activations: DeepSeek-V3's memory recipe, checked only by that "
+                      "run's published layout fitting in 80 GB; the element-wise work of "
+                      "recomputing its norms and SwiGLU outputs is left out of the step time "
+                      "(the recomputed MLA up-projections are in it)."),
+         "DeepSeek-V3 technical report, arXiv:2412.19437, Sec. 3.3"),
+    Rule("power-cap-below-measured",
+         lambda est: _cap_fraction(est) < est.assumptions.power_cap_measured_min_fraction,
+         _low_cap_says, "assumptions.power_cap_clock_exponent (data/accelerators.csv)"),
+    Rule("uneven-pipeline",
+         lambda est: not est.workload.balanced_pipeline
+         and _excess(est) >= est.assumptions.output_imbalance_caveat_fraction,
+         _uneven_says, "traincost.workload.last_stage_excess; traincost validate (NeMo runs)"),
+    Rule("beyond-measured-mfu", lambda est: float(est.report["mfu"]) > _record(est)[1],
+         _record_says, "traincost.catalog.published_mfu_record (data/published_runs.csv)"),
+    Rule("moe-even-routing", lambda est: bool(est.workload.experts) and est.parallel.ep > 1,
+         _moe_says, "DeepSeek-V3 technical report, arXiv:2412.19437, Table 1"),
+)
+
+
+def caveats(est) -> list:
+    """The caveats that apply to an estimate, in :data:`RULES` order (plain text)."""
+    return [rule.says(est) for rule in RULES if rule.when(est)]

@@ -1,0 +1,276 @@
+"""The one declarative table of user inputs.
+
+Every input a user sets (a ``traincost estimate | compare | search`` flag, a keyword of
+:func:`traincost.estimate`, :func:`traincost.search` and :func:`traincost.compare`, a column
+of :func:`traincost.sweep`) is declared once in :data:`INPUTS`: its name, the container it
+belongs to as the physics splits the inputs (the transformer, the job, the software stack,
+the parallel layout, the site), its kind, unit, allowed values, default and help text. The CLI's
+flags, the API's keyword lists and signatures, the parameter lists in their docstrings and
+sweep's column groups are generated from it, so a new knob is one row here plus the physics
+that uses it.
+
+>>> [o.flag for o in INPUTS if o.container == "ParallelConfig"][:3]
+['--micro-batch', '--tp', '--pp']
+>>> option("grid_intensity").column
+'grid_gco2e_per_kwh'
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from dataclasses import dataclass
+
+from .assumptions import DEFAULT
+from .inputs import (ATTENTION_KERNELS, OPTIMIZER_STATES, PRECISIONS, PRICE_MODELS,
+                     RECOMPUTE_MODES)
+
+#: the containers, as the physics splits the inputs (Calculon's application / execution /
+#: system split is the model): the transformer, the job that trains it, the software stack,
+#: the parallel layout, the site (grid, PUE, prices)
+CONTAINERS = ("Workload", "Job", "Stack", "ParallelConfig", "Site")
+#: the CLI's argument groups, in help order, with their headings
+GROUPS = {
+    "workload": "workload",
+    "stack": "software stack",
+    "layout": "parallel layout (omitted knobs are searched: fastest feasible)",
+    "site": "site and price",
+}
+
+
+@dataclass(frozen=True)
+class Option:
+    """One user input.
+
+    Parameters
+    ----------
+    name : str
+        Keyword name; the flag is ``--name`` with dashes. [-]
+    group : str
+        CLI argument group, a key of :data:`GROUPS`. [-]
+    container : str
+        Where the value lives, one of :data:`CONTAINERS`. [-]
+    kind : str
+        ``int``, ``float`` (finite, > 0 on the CLI), ``bool`` (a flag that turns it on),
+        ``choice`` (one of ``choices``) or ``str``. [-]
+    unit : str
+        Unit of the value, ``-`` for none. [-]
+    help : str
+        One line of help (the CLI's and the docstring's). [-]
+    choices : tuple
+        Allowed values of a ``choice`` (or of an ``int`` with a closed set). [-]
+    default : object
+        The keyword's default; None means "the preset's, the catalog's or searched". [-]
+    column : str
+        The :func:`traincost.sweep` column, where it differs from ``name``. [-]
+    metavar : str
+        The CLI's placeholder for the value. [-]
+    required : bool
+        Required on the CLI. [-]
+    """
+
+    name: str
+    group: str
+    container: str
+    kind: str
+    unit: str
+    help: str
+    choices: tuple = ()
+    default: object = None
+    column: str = ""
+    metavar: str | None = None
+    required: bool = False
+
+    def __post_init__(self):
+        if self.group not in GROUPS:
+            raise ValueError(f"group: {self.group!r} is not one of {', '.join(GROUPS)}")
+        if self.container not in CONTAINERS:
+            raise ValueError(f"container: {self.container!r} is not one of "
+                             f"{', '.join(CONTAINERS)}")
+        if self.kind not in ("int", "float", "bool", "choice", "str"):
+            raise ValueError(f"kind: {self.kind!r} is not int, float, bool, choice or str")
+        if not self.column:
+            object.__setattr__(self, "column", self.name)
+
+    @property
+    def flag(self) -> str:
+        """The CLI flag, ``--name`` with dashes."""
+        return "--" + self.name.replace("_", "-")
+
+
+def _o(name, group, container, kind, unit, help, **kw) -> Option:
+    return Option(name, group, container, kind, unit, help, **kw)
+
+
+#: every user input, in CLI help order
+INPUTS = (
+    # the transformer
+    _o("model", "workload", "Workload", "str", "-",
+       "model preset id (see `traincost catalog models`)"),
+    _o("layers", "workload", "Workload", "int", "-", "transformer layers L"),
+    _o("hidden", "workload", "Workload", "int", "-", "hidden size h"),
+    _o("heads", "workload", "Workload", "int", "-", "attention heads a"),
+    _o("kv_heads", "workload", "Workload", "int", "-", "key/value heads (GQA); default = heads"),
+    _o("ffn_hidden", "workload", "Workload", "int", "-", "MLP inner size; default 4h"),
+    _o("vocab", "workload", "Workload", "int", "-", "vocabulary size (default 51200)"),
+    _o("gated_mlp", "workload", "Workload", "bool", "-",
+       "SwiGLU MLP (Llama-style, no biases, untied embeddings)"),
+    _o("experts", "workload", "Workload", "int", "-", "routed experts (MoE)"),
+    _o("top_k", "workload", "Workload", "int", "-", "experts per token (MoE)"),
+    # the job
+    _o("seq_len", "workload", "Job", "int", "tokens",
+       "sequence length s (default: the preset's)"),
+    _o("global_batch", "workload", "Job", "int", "sequences", "sequences per optimizer step B",
+       required=True),
+    _o("tokens", "workload", "Job", "float", "tokens",
+       "training tokens (default: the preset's reported count, else 300e9)"),
+    # the software stack
+    _o("attention_kernel", "stack", "Stack", "choice", "-",
+       "auto (default): the faster fused kernel measured on the device, as TransformerEngine "
+       "picks it (cuDNN on Hopper and Blackwell, flash elsewhere); flash (FlashAttention-2); "
+       "cuDNN's fused attention; or the materialized softmax of 2019-2021 stacks",
+       choices=ATTENTION_KERNELS),
+    _o("parallel_block", "stack", "Stack", "bool", "-",
+       "parallel attention + MLP block (GPT-J, PaLM, MegaScale)"),
+    _o("overlap", "stack", "Stack", "str", "-",
+       "communication overlapped with compute: comma-separated subset of tp,pp,dp,ep, or "
+       "none (default)", metavar="KINDS"),
+    _o("fp8_activations", "stack", "Stack", "bool", "-",
+       "DeepSeek-V3's FP8 activation recipe (with --precision fp8): norm outputs and MLA "
+       "up-projections recomputed, FP8 GEMM inputs cached in FP8, the MoE SwiGLU output "
+       "recomputed"),
+    _o("balanced_pipeline", "stack", "Stack", "bool", "-",
+       "count the embedding and the loss as one layer each in the pipeline split (Llama 3; "
+       "Megatron-Core --account-for-*-in-pipeline-split)"),
+    _o("optimizer_state", "stack", "Stack", "choice", "-",
+       "Adam state: fp32 (default: fp32 master weights, momentum and variance, "
+       f"{DEFAULT.optimizer_bytes_per_param:g} B/param) or bf16 (bf16 momentum and variance, "
+       f"no fp32 master, {DEFAULT.optimizer_bf16_bytes_per_param:g} B/param; NeMo "
+       "distributed_fused_adam with dtype bf16)", choices=OPTIMIZER_STATES),
+    # the parallel layout (None: searched)
+    _o("micro_batch", "layout", "ParallelConfig", "int", "sequences",
+       "sequences per micro-batch b"),
+    _o("tp", "layout", "ParallelConfig", "int", "-", "tensor parallel"),
+    _o("pp", "layout", "ParallelConfig", "int", "-", "pipeline parallel"),
+    _o("cp", "layout", "ParallelConfig", "int", "-", "context parallel"),
+    _o("ep", "layout", "ParallelConfig", "int", "-",
+       "expert parallel (carved out of data parallel)"),
+    _o("vpp", "layout", "ParallelConfig", "int", "-", "virtual pipeline stages per device"),
+    _o("zero", "layout", "ParallelConfig", "int", "-", "ZeRO stage", choices=(0, 1, 2, 3)),
+    _o("recompute", "layout", "ParallelConfig", "choice", "-", "activation recomputation",
+       choices=RECOMPUTE_MODES),
+    _o("precision", "layout", "Stack", "choice", "-",
+       "precision of the peak MFU is measured against (default bf16/fp16)",
+       choices=PRECISIONS[:4]),
+    # the site
+    _o("region", "site", "Site", "str", "-",
+       "grid region id (see `traincost catalog regions`)"),
+    _o("grid_intensity", "site", "Site", "float", "gCO2e/kWh",
+       "gCO2e/kWh instead of --region", column="grid_gco2e_per_kwh"),
+    _o("pue", "site", "Site", "float", "-", "power usage effectiveness (>= 1)"),
+    _o("price_per_hour", "site", "Site", "float", "USD/h", "USD per device-hour",
+       column="price_usd_per_h"),
+    _o("power_cap", "site", "Site", "float", "W",
+       "power limit on every device (nvidia-smi -pl), above its idle draw and at most its "
+       f"TDP; slows matmuls as (cap/TDP)^{DEFAULT.power_cap_clock_exponent:g} (default: none)",
+       column="power_cap_w", metavar="W"),
+    _o("price_model", "site", "Site", "choice", "-",
+       "rental (device-hours x price, default) or ownership (amortised purchase + "
+       "electricity)", choices=PRICE_MODELS, default="rental"),
+)
+
+_BY_NAME = {o.name: o for o in INPUTS}
+
+
+def option(name: str) -> Option:
+    """The declared input called ``name`` (KeyError if there is none)."""
+    return _BY_NAME[name]
+
+
+def names(*containers: str) -> tuple:
+    """Names of the inputs in these containers (all of them when none is named), in order.
+
+    >>> names("Job")
+    ('seq_len', 'global_batch', 'tokens')
+    """
+    return tuple(o.name for o in INPUTS if not containers or o.container in containers)
+
+
+#: the inputs that describe the job (architecture, job, stack but precision, site):
+#: what :func:`traincost.assemble.job_inputs` takes
+JOB_INPUTS = tuple(n for n in names("Workload", "Job", "Stack", "Site") if n != "precision")
+#: the layout knobs (None: searched)
+LAYOUT_INPUTS = names("ParallelConfig")
+
+
+def defaults(selected=None) -> dict:
+    """Each input's keyword default (None: the preset's, the catalog's or searched)."""
+    return {o.name: o.default for o in INPUTS if selected is None or o.name in selected}
+
+
+def bind(function_name: str, given: dict, allowed=None) -> dict:
+    """The inputs a function was called with, every declared one present (defaults filled).
+
+    Raises TypeError for a keyword that is not a declared input, as Python does for an
+    unexpected keyword argument.
+
+    >>> bind("f", {"tp": 2})["tp"], bind("f", {})["price_model"]
+    (2, 'rental')
+    """
+    allowed = _BY_NAME if allowed is None else allowed
+    unknown = [k for k in given if k not in allowed]
+    if unknown:
+        raise TypeError(f"{function_name}() got an unexpected keyword argument {unknown[0]!r}")
+    out = defaults(allowed)
+    out.update(given)
+    return out
+
+
+def signature(function, selected=None) -> inspect.Signature:
+    """``function``'s signature with its ``**inputs`` replaced by the declared keywords.
+
+    So ``help()``, IDEs and :func:`inspect.signature` show every keyword, each with its
+    default, though the function takes them as ``**inputs``.
+    """
+    sig = inspect.signature(function)
+    params = [p for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    taken = {p.name for p in params}
+    declared = [inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default)
+                for o in INPUTS if (selected is None or o.name in selected)
+                and o.name not in taken]
+    before = [p for p in params if p.kind is not inspect.Parameter.KEYWORD_ONLY]
+    after = [p for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    return sig.replace(parameters=[*before, *declared, *after])
+
+
+def parameters_doc(selected=None) -> str:
+    """A numpydoc ``Parameters`` block for the declared inputs, from the table.
+
+    >>> print(parameters_doc(["tp"]).strip())
+    tp : int, optional
+        tensor parallel. [-]
+    """
+    lines = []
+    for o in INPUTS:
+        if selected is not None and o.name not in selected:
+            continue
+        kind = {"choice": "str", "str": "str"}.get(o.kind, o.kind)
+        allowed = f" One of {', '.join(map(str, o.choices))}." if o.choices else ""
+        lines.append(f"{o.name} : {kind}, optional")
+        lines.append(textwrap.fill(f"{o.help}.{allowed} [{o.unit}]", width=88,
+                                   initial_indent="    ", subsequent_indent="    "))
+    return "\n".join(lines) + "\n"
+
+
+def declare(function, selected=None, after: str = "Returns"):
+    """Give ``function`` (which takes ``**inputs``) the declared keywords' signature, and
+    insert their parameter list into its docstring before its ``after`` section."""
+    function.__signature__ = signature(function, selected)
+    doc = inspect.getdoc(function) or ""
+    marker = f"\n{after}\n"
+    block = parameters_doc(selected)
+    if marker in doc:
+        head, tail = doc.split(marker, 1)
+        doc = f"{head}{block}{marker}{tail}"
+    function.__doc__ = doc
+    return function
