@@ -156,3 +156,8 @@ def test_ownership_rows_beside_rental_rows():
     assert out["cost_usd"][0] == pytest.approx(wall_h * 2.0)
     assert out["cost_usd"][1] == pytest.approx(own)
     assert math.isfinite(out["cost_usd"][1])
+    # its parts come out of evaluate: depreciation and electricity, zero for the rented row
+    assert out["depreciation_usd"][1] == pytest.approx(30000.0 * wall_h
+                                                       / (A.ownership_lifetime_years * 8766))
+    assert out["electricity_usd"][1] == pytest.approx(out["facility_energy_j"] / 3.6e6 * 0.1)
+    assert (out["depreciation_usd"][0], out["electricity_usd"][0]) == (0.0, 0.0)

@@ -42,7 +42,7 @@ from .explain import (EXPOSED_COMM_PARTS, OBJECTIVE_WORDS, SEARCH_ROW_KNOBS,  # 
                       STEP_NOISE_S, layout_label, layout_of, one_knob_variants,
                       pinned_estimate, typical_losers, why_others_lose)
 from .inputs import Workload
-from .units import GIB, HOURS_PER_YEAR, JOULES_PER_KWH, JOULES_PER_MWH
+from .units import GIB, HOURS_PER_YEAR
 from .workload import RECOMPUTE_CODES
 
 #: device counts a "smallest that fits" scan tries by default
@@ -484,14 +484,13 @@ def rent_vs_own(params: dict, assumptions: Assumptions = DEFAULT) -> pd.DataFram
     own = estimate(**common, site=_site(params, "ownership", assumptions=assumptions),
                    **fixed_layout(rent))
     r, o = rent.to_dict(), own.to_dict()
-    electricity = o["facility_energy_mwh"] * JOULES_PER_MWH / JOULES_PER_KWH \
-        * own.site.electricity_usd_per_kwh
+    electricity = own.electricity_usd                # the ownership cost's parts, as evaluated
     own_cost = math.nan if o["cost_usd"] is None else o["cost_usd"]
     rent_cost = math.nan if r["cost_usd"] is None else r["cost_usd"]
     table = pd.DataFrame({
         "cost_usd": [rent_cost, own_cost],
         "rent_usd": [rent_cost, 0.0],
-        "depreciation_usd": [0.0, own_cost - electricity],
+        "depreciation_usd": [0.0, own.depreciation_usd],
         "electricity_usd": [0.0, electricity if math.isfinite(own_cost) else math.nan],
         "device_hours": [r["device_hours"], o["device_hours"]],
         "train_time_days": [r["train_time_days"], o["train_time_days"]],
@@ -501,7 +500,7 @@ def rent_vs_own(params: dict, assumptions: Assumptions = DEFAULT) -> pd.DataFram
                  "" if math.isfinite(own_cost) else
                  f"no purchase price for {acc.id} in the catalog: give one"],
     }, index=pd.Index(["rent", "own"], name="price model"))
-    depreciation = own_cost - electricity
+    depreciation = own.depreciation_usd
     table.attrs["break_even_price_usd_per_h"] = own_cost / o["device_hours"]
     table.attrs["break_even_utilisation"] = (depreciation / (rent_cost - electricity)
                                              if rent_cost > electricity else math.nan)

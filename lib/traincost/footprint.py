@@ -52,15 +52,32 @@ def rental_cost_usd(device_hours, price_usd_per_h):
     return device_hours * price_usd_per_h
 
 
+def ownership_cost_parts_usd(device_hours, capex_usd, lifetime_h, facility_energy,
+                             electricity_usd_per_kwh):
+    """The two parts of the ownership cost: (depreciation, electricity). [USD]
+
+    Depreciation is straight-line, capex x device_hours / life_hours; electricity is
+    E_facility[kWh] x price[USD/kWh]. Assumes the devices are busy over their whole life
+    (no idle capacity is charged to the run).
+
+    >>> [float(x) for x in ownership_cost_parts_usd(100.0, 35040.0, 35040.0, 3.6e9, 0.1)]
+    [100.0, 100.0]
+    """
+    return (capex_usd * device_hours / lifetime_h,
+            facility_energy / JOULES_PER_KWH * electricity_usd_per_kwh)
+
+
 def ownership_cost_usd(device_hours, capex_usd, lifetime_h, facility_energy, electricity_usd_per_kwh):
     """Ownership cost: straight-line depreciation of the devices plus electricity. [USD]
 
     Notes
     -----
-    C = capex x device_hours / life_hours + E_facility[kWh] x price[USD/kWh]. Assumes the
-    devices are busy over their whole life (no idle capacity is charged to the run).
+    C = capex x device_hours / life_hours + E_facility[kWh] x price[USD/kWh]
+    (:func:`ownership_cost_parts_usd`).
     """
-    return capex_usd * device_hours / lifetime_h + facility_energy / JOULES_PER_KWH * electricity_usd_per_kwh
+    depreciation, electricity = ownership_cost_parts_usd(device_hours, capex_usd, lifetime_h,
+                                                         facility_energy, electricity_usd_per_kwh)
+    return depreciation + electricity
 
 
 def device_hours(num_devices, wall_time_s):

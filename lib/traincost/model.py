@@ -68,6 +68,8 @@ OUTPUTS = (
     ("co2e_g", "gCO2e", "operational emissions, location-based"),
     ("embodied_co2e_g", "gCO2e", "embodied emissions of the devices, amortised"),
     ("cost_usd", "USD", "cost at the price model"),
+    ("depreciation_usd", "USD", "the ownership model's depreciation (0 when rented)"),
+    ("electricity_usd", "USD", "the ownership model's electricity (0 when rented)"),
 )
 
 #: step-time parts, in the order they are reported
@@ -504,11 +506,14 @@ def footprint_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamesp
     it_j = footprint.it_energy_j(avg_w, n, wall_s)
     fac_j = footprint.facility_energy_j(it_j, c["pue"])
     cost = footprint.rental_cost_usd(dev_h, c["price_usd_per_h"])
+    depreciation = electricity = 0.0                 # the ownership model's parts (rental: 0)
     if any_true(np.logical_not(c["is_rental"])):    # some row needs the ownership model
-        own = footprint.ownership_cost_usd(dev_h, c["capex_usd"],
-                                           a.ownership_lifetime_years * HOURS_PER_YEAR, fac_j,
-                                           c["electricity_usd_per_kwh"])
-        cost = np.where(c["is_rental"], cost, own)
+        dep, elec = footprint.ownership_cost_parts_usd(
+            dev_h, c["capex_usd"], a.ownership_lifetime_years * HOURS_PER_YEAR, fac_j,
+            c["electricity_usd_per_kwh"])
+        cost = np.where(c["is_rental"], cost, dep + elec)
+        depreciation = np.where(c["is_rental"], 0.0, dep)
+        electricity = np.where(c["is_rental"], 0.0, elec)
     return {
         "params": w.params["total"],
         "active_params": w.params["active"],
@@ -537,6 +542,8 @@ def footprint_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamesp
             c["embodied_kgco2e"], n, wall_s,
             a.embodied_lifetime_years * HOURS_PER_YEAR * SECONDS_PER_HOUR),
         "cost_usd": cost,
+        "depreciation_usd": depreciation,
+        "electricity_usd": electricity,
     }
 
 
