@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from . import calibration, caveats, layout, options
-from .assemble import as_accelerator, columns, fixed_knobs, job_inputs
+from .assemble import STACK_INPUTS, as_accelerator, columns, fixed_knobs, job_inputs
 from .catalog import precision_group
 from .assumptions import DEFAULT, Assumptions, describe
 from .inputs import (OVERLAP_KINDS, Accelerator,
@@ -118,6 +118,17 @@ class Estimate:
                 f"{v['loo_mape_pct']:.1f}% mean, {v['loo_worst_pct']:.1f}% worst "
                 "(leave-one-out throughput; traincost validate), and this device's is unknown")
 
+    def _stack(self) -> dict:
+        """The software stack as run: every declared stack input (flags as booleans, the
+        overlaps as a list) and the attention kernel ``auto`` resolved to."""
+        wl = self.workload
+        stack = {k: (bool(getattr(wl, k)) if options.option(k).kind == "bool"
+                     else getattr(wl, k)) for k in STACK_INPUTS}
+        stack["overlap"] = [k for k in OVERLAP_KINDS if k in wl.overlaps]
+        stack["attention_kernel_used"] = self.accelerator.attention_kernel_used(
+            wl.attention_kernel)
+        return stack
+
     def to_dict(self) -> dict:
         """The public JSON contract (see DESIGN.md)."""
         r = self.report
@@ -132,14 +143,7 @@ class Estimate:
             "devices": self.devices,
             "precision": self.precision,
             "workload": self.workload.name,
-            "stack": {"attention_kernel": self.workload.attention_kernel,
-                      "attention_kernel_used": self.accelerator.attention_kernel_used(
-                          self.workload.attention_kernel),
-                      "parallel_block": bool(self.workload.parallel_block),
-                      "overlap": [k for k in OVERLAP_KINDS if k in self.workload.overlaps],
-                      "balanced_pipeline": bool(self.workload.balanced_pipeline),
-                      "fp8_activations": bool(self.workload.fp8_activations),
-                      "optimizer_state": self.workload.optimizer_state},
+            "stack": self._stack(),
             "parallel": {"tp": p.tp, "pp": p.pp, "dp": int(r["dp"]), "cp": p.cp, "ep": p.ep,
                          "vpp": p.vpp, "zero": p.zero, "micro_batch": p.micro_batch,
                          "recompute": p.recompute,

@@ -35,7 +35,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from . import catalog
+from . import catalog, options
+from .assemble import STACK_INPUTS
 from .assumptions import DEFAULT, Assumptions
 from .estimate import estimate
 from .explore import fixed_layout, model_flop_per_token
@@ -84,19 +85,9 @@ def case_inputs(row: pd.Series, assumptions: Assumptions = DEFAULT) -> tuple[dic
         filled.append(f"devices {devices}")
     wl = catalog.model(row["model_preset"], seq_len=seq_len, global_batch=batch,
                        tokens=float(row["tokens"]) if _given(row.get("tokens")) else None)
-    stack = {}                                   # the run's software stack, as stated
-    if _given(row.get("attention_kernel")):
-        stack["attention_kernel"] = str(row["attention_kernel"])
-    if _given(row.get("parallel_block")):
-        stack["parallel_block"] = bool(int(row["parallel_block"]))
-    if _given(row.get("overlap")):
-        stack["overlap"] = str(row["overlap"])
-    if _given(row.get("balanced_pipeline")):
-        stack["balanced_pipeline"] = bool(int(row["balanced_pipeline"]))
-    if _given(row.get("fp8_activations")):
-        stack["fp8_activations"] = bool(int(row["fp8_activations"]))
-    if _given(row.get("optimizer_state")):
-        stack["optimizer_state"] = str(row["optimizer_state"])
+    # the run's software stack, as stated: the table's stack columns (0/1 for flags)
+    stack = {k: bool(int(row[k])) if options.option(k).kind == "bool" else str(row[k])
+             for k in STACK_INPUTS if _given(row.get(k))}
     if stack:
         wl = replace(wl, **stack)
     if not _given(row.get("tokens")) and _given(row.get("total_flop")):
