@@ -118,8 +118,24 @@ def check(c: dict) -> None:
 
 
 def divisors(n: int) -> list[int]:
-    """Positive divisors of n, ascending."""
-    return [d for d in range(1, int(n) + 1) if n % d == 0]
+    """Positive divisors of n, ascending, found in O(sqrt(n)) steps.
+
+    Each divisor d <= sqrt(n) pairs with n // d, so the walk stops at the square root
+    (a huge layer or head count no longer walks every integer below it).
+
+    >>> divisors(96), divisors(1), divisors(49)
+    ([1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 96], [1], [1, 7, 49])
+    """
+    n = int(n)
+    small, large = [], []
+    d = 1
+    while d * d <= n:
+        if n % d == 0:
+            small.append(d)
+            if d != n // d:
+                large.append(n // d)
+        d += 1
+    return small + large[::-1]
 
 
 def powers_of_two_upto(n: int) -> list[int]:
