@@ -63,6 +63,21 @@ def test_cli_keywords_reach_the_api():
                                                                             "rental")
 
 
+def test_sweep_reads_yes_and_no_as_written():
+    """'false' in a sweep cell is False: a GPT-3 with a gated MLP would have 232.6B
+    parameters (issue 25), the plain one 175B."""
+    import pandas as pd
+    out = traincost.sweep(pd.DataFrame({"accelerator": "a100-sxm4-80gb", "devices": 1024,
+                                        "model": "gpt3-175b", "global_batch": 1536,
+                                        "gated_mlp": ["false", "no", "true"], "tp": 8,
+                                        "pp": 8}))
+    assert out["params"].iloc[0] == out["params"].iloc[1] < 180e9 < out["params"].iloc[2]
+    with pytest.raises(ValueError, match=r"gated-mlp: 'maybe' is not yes or no.*\(row 0\)"):
+        traincost.sweep(pd.DataFrame({"accelerator": ["a100-sxm4-80gb"], "devices": [8],
+                                      "model": ["gpt3-175b"], "global_batch": [8],
+                                      "gated_mlp": ["maybe"]}))
+
+
 def test_sweep_columns_come_from_the_table():
     assert sweep_module._SITE_COLUMNS == ("region", "grid_gco2e_per_kwh", "pue",
                                           "price_usd_per_h", "power_cap_w", "price_model")
@@ -98,3 +113,81 @@ def test_model_outputs_are_declared():
     assert set(out) == {name for name, _, _ in model.OUTPUTS} | parts
     for name, unit, _ in model.OUTPUTS:
         assert f"[{unit}]" in getattr(traincost.Estimate, name).__doc__
+
+
+# ---- every input checked once, from its declaration (issue 25) ------------------------
+BASE = dict(accelerator="h100-sxm5-80gb", devices=64, model="llama2-7b", global_batch=512)
+
+
+@pytest.mark.parametrize("name, value, words", [
+    ("tp", 10**20, "tp: 100000000000000000000 must be at most 16,777,216"),
+    ("layers", 10**6, "layers: 1000000 must be at most 4,096"),
+    ("tokens", "2e12", "tokens: '2e12' is not a number"),
+    ("tp", "8.0", "tp: '8.0' is not a whole number"),
+    ("tp", 2.5, "tp: 2.5 is not a whole number"),
+    ("pp", True, "pp: True is not a whole number"),
+    ("power_cap", float("nan"), "power-cap: nan is not a finite number"),
+    ("price_per_hour", float("inf"), "price-per-hour: inf is not a finite number"),
+    ("ffn_hidden", 0, "ffn-hidden: 0 must be at least 1"),
+    ("kv_heads", 0, "kv-heads: 0 must be at least 1"),
+    ("gated_mlp", "perhaps", "gated-mlp: 'perhaps' is not yes or no"),
+    ("recompute", "some", "recompute: 'some' is not one of none, selective, full"),
+    ("zero", 4, "zero: 4 is not one of 0, 1, 2, 3"),
+    ("pue", 0.5, "pue: 0.5 must be at least 1"),
+])
+def test_bad_values_are_refused_by_name(name, value, words):
+    with pytest.raises(ValueError) as err:
+        traincost.estimate(**{**BASE, name: value})
+    assert words in str(err.value)
+
+
+def test_devices_past_the_maximum_are_refused():
+    """Not a negative memory, time and cost from a 64-bit wrap-around."""
+    with pytest.raises(ValueError, match="devices: 9223372036854775807 must be at most"):
+        traincost.estimate(**{**BASE, "devices": 2**63 - 1})
+
+
+def test_yes_no_spellings_mean_what_they_say():
+    """The string 'false' is False (not bool('false') == True), as in sweep's columns."""
+    assert [options.check("gated_mlp", v) for v in ("False", "no", "0", 0, "TRUE", "on")] \
+        == [False, False, False, False, True, True]
+
+
+def test_tokens_fewer_than_one_step_are_refused():
+    with pytest.raises(ValueError, match=r"tokens: 1000 is fewer than one optimizer step's "
+                                         r"2,097,152"):
+        traincost.estimate(**{**BASE, "tokens": 1000})
+
+
+@pytest.mark.parametrize("flags", [["--tp", "7"], ["--devices", "0"], ["--model", "nope"],
+                                   ["--pue", "0.5"], ["--power-cap", "nan"]])
+def test_compare_exits_2_on_bad_input(flags, capsys):
+    argv = ["compare", "--accelerators", "a100-sxm4-80gb,h100-sxm5-80gb", "--devices", "64",
+            "--model", "llama2-7b", "--global-batch", "512"]
+    if flags[0] == "--devices":
+        argv[4] = flags[1]
+        flags = []
+    rc = cli.main(argv + flags)
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == ""
+    assert err.startswith("traincost: error: ") and err.count("\n") == 1
+
+
+def test_compare_names_no_accelerator(capsys):
+    rc = cli.main(["compare", "--accelerators", ",,,", "--devices", "64", "--model",
+                   "llama2-7b", "--global-batch", "512"])
+    assert rc == 2 and "accelerators: ',,,' names no accelerator" in capsys.readouterr().err
+
+
+def test_compare_keeps_a_device_that_cannot_run_as_a_row():
+    """An infeasible row is a result: fp8 on an A100 (no fp8 peak) beside an H100 that has it."""
+    df = traincost.compare(["a100-sxm4-80gb", "h100-sxm5-80gb"], 64, model="llama2-7b",
+                           global_batch=512, precision="fp8")
+    assert df.loc["a100-sxm4-80gb", "note"] and not df.loc["h100-sxm5-80gb", "note"]
+
+
+def test_validate_refuses_an_empty_case_id(capsys):
+    """`validate --case ''` is an error, not the whole table with exit 0."""
+    assert cli.main(["validate", "--case", ""]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "case: an empty id names no published run" in err

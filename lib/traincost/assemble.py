@@ -155,8 +155,10 @@ def job_inputs(workload=None, site=None, *, assumptions: Assumptions = DEFAULT,
     given = options.bind("job_inputs", inputs, options.JOB_INPUTS)
     if workload is None:
         workload = build_workload(given["model"], **{k: given[k] for k in WORKLOAD_INPUTS})
-    if given["tokens"] is not None:
-        _check_number("tokens", given["tokens"], minimum=0)
+    step_tokens = workload.global_batch * workload.seq_len
+    if given["tokens"] is not None and given["tokens"] < step_tokens:
+        raise ValueError(f"tokens: {given['tokens']:g} is fewer than one optimizer step's "
+                         f"{step_tokens:,} (global batch x sequence length)")
     if site is None:
         price, cap = given["price_per_hour"], given["power_cap"]
         site = catalog.site(given["region"], grid_intensity_g=given["grid_intensity"],

@@ -219,6 +219,9 @@ def _validate_case(args) -> None:
 
 
 def _validate(args) -> None:
+    if args.case is not None and not args.case.strip():
+        raise ValueError("case: an empty id names no published run (see `traincost "
+                         "validate` for the ids)")
     if args.case:
         _validate_case(args)
         return
@@ -349,6 +352,9 @@ def _run(args) -> int:
         elif args.command == "compare":
             ids = list(catalog.accelerators().index) if args.accelerators.strip() == "all" \
                 else [s.strip() for s in args.accelerators.split(",") if s.strip()]
+            if not ids:
+                raise ValueError(f"accelerators: {args.accelerators!r} names no accelerator "
+                                 "(comma-separated catalog ids, or all)")
             for acc_id in ids:
                 catalog.accelerator(acc_id)                  # unknown id -> exit 2
             df = compare(ids, args.devices, **_kwargs(args))

@@ -27,8 +27,7 @@ from . import calibration, caveats, layout, options
 from .assemble import STACK_INPUTS, as_accelerator, columns, fixed_knobs, job_inputs
 from .catalog import precision_group
 from .assumptions import DEFAULT, Assumptions, describe
-from .inputs import (OVERLAP_KINDS, Accelerator,
-                     ParallelConfig, Site, Workload, _check_number)
+from .inputs import OVERLAP_KINDS, Accelerator, ParallelConfig, Site, Workload
 from .model import MEMORY_PARTS, OUTPUTS, STEP_PARTS, evaluate, report_units
 from .search import search
 from .units import GIB
@@ -249,8 +248,9 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
     """
     given = options.bind("estimate", inputs)
     acc = as_accelerator(accelerator)
-    _check_number("devices", devices, minimum=0, integer=True)
-    devices = int(devices)
+    devices = options.check("devices", devices)
+    if devices is None:
+        raise ValueError("devices: required (the number of devices)")
     workload, site = job_inputs(workload, site, assumptions=assumptions,
                                 **{k: given[k] for k in options.JOB_INPUTS})
     precision = given["precision"]
@@ -319,15 +319,23 @@ def compare(accelerators, devices, **kwargs) -> pd.DataFrame:
 
     ``devices`` is one count for all or a dict {accelerator id: count}. An accelerator
     that cannot run the workload (no layout, missing precision) gets a row with its
-    reason in ``note`` instead of numbers.
+    reason in ``note`` instead of numbers. Raises ValueError for a bad input (checked
+    against :data:`traincost.options.INPUTS`), for no accelerator, and when no accelerator
+    can run the workload at all (then the input, not a device, is at fault).
     """
-    rows = []
+    accelerators = list(accelerators)
+    if not accelerators:
+        raise ValueError("accelerators: none given (name at least one catalog id)")
+    options.bind("compare", {k: v for k, v in kwargs.items()
+                             if k not in ("workload", "site", "assumptions")})
+    rows, errors = [], []
     for acc_id in accelerators:
         n = devices[acc_id] if isinstance(devices, dict) else devices
         try:
             d = estimate(accelerator=acc_id, devices=n, **kwargs).to_dict()
         except ValueError as exc:
             rows.append({"accelerator": acc_id, "devices": n, "note": str(exc)})
+            errors.append(exc)
             continue
         row = {k: d.get(k) for k in COMPARE_COLUMNS}
         row.update({k: d["parallel"][k] for k in ("tp", "pp", "dp", "cp", "ep", "vpp",
@@ -335,6 +343,9 @@ def compare(accelerators, devices, **kwargs) -> pd.DataFrame:
         row["attention"] = d["stack"]["attention_kernel_used"]   # auto resolves per device
         row["note"] = "" if d["fits_in_memory"] else "does not fit in memory"
         rows.append(row)
+    if len(errors) == len(accelerators):
+        # the same input fails on every accelerator: an input error, not a comparison
+        raise errors[0]
     df = pd.DataFrame(rows, columns=[*COMPARE_COLUMNS, "note"]).set_index("accelerator")
     for col in ("devices", "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "zero"):
         df[col] = df[col].astype("Int64")

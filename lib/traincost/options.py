@@ -18,8 +18,12 @@ that uses it.
 from __future__ import annotations
 
 import inspect
+import math
+import numbers
 import textwrap
 from dataclasses import dataclass
+
+import numpy as np
 
 from .assumptions import DEFAULT
 from .inputs import (ATTENTION_KERNELS, OPTIMIZER_STATES, PRECISIONS, PRICE_MODELS,
@@ -28,7 +32,7 @@ from .inputs import (ATTENTION_KERNELS, OPTIMIZER_STATES, PRECISIONS, PRICE_MODE
 #: the containers, as the physics splits the inputs (Calculon's application / execution /
 #: system split is the model): the transformer, the job that trains it, the software stack,
 #: the parallel layout, the site (grid, PUE, prices)
-CONTAINERS = ("Workload", "Job", "Stack", "ParallelConfig", "Site")
+CONTAINERS = ("Workload", "Job", "Stack", "ParallelConfig", "System", "Site")
 #: the CLI's argument groups, in help order, with their headings
 GROUPS = {
     "workload": "workload",
@@ -67,6 +71,8 @@ class Option:
         The CLI's placeholder for the value. [-]
     required : bool
         Required on the CLI. [-]
+    minimum, maximum : float
+        Allowed range of a number, both ends included (None: no bound). [unit]
     """
 
     name: str
@@ -80,6 +86,8 @@ class Option:
     column: str = ""
     metavar: str | None = None
     required: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
 
     def __post_init__(self):
         if self.group not in GROUPS:
@@ -99,7 +107,25 @@ class Option:
 
 
 def _o(name, group, container, kind, unit, help, **kw) -> Option:
+    if kind == "int" and "choices" not in kw:
+        kw.setdefault("minimum", 1)
+        kw.setdefault("maximum", MAX_COUNT)
     return Option(name, group, container, kind, unit, help, **kw)
+
+
+#: the largest count an integer input may take unless its row says otherwise (devices, batch,
+#: sequence, a parallel size): 2**24 = 16,777,216, beyond any cluster or context built (the
+#: largest reported training clusters hold about 10**5 accelerators, the longest contexts
+#: about 10**7 tokens)
+MAX_COUNT = 2**24
+#: bounds on the architecture, 16-32x beyond the largest published models (126 layers,
+#: Llama 3.1 405B; hidden 18,432, Nemotron-4 340B; MLP 53,248, Llama 3.1 405B; 256
+#: experts, DeepSeek-V3; 256,000 tokens of vocabulary, Nemotron-4), so that parameter
+#: counts (up to experts x layers x 3 h f) stay exact in 64-bit integers
+MAX_LAYERS, MAX_HIDDEN, MAX_FFN, MAX_EXPERTS, MAX_VOCAB = 2**12, 2**17, 2**19, 2**11, 2**22
+#: the most training tokens a job may take: 10**17, a thousand times the largest corpora
+#: reported (about 10**14 tokens)
+MAX_TOKENS = 1e17
 
 
 #: every user input, in CLI help order
@@ -107,23 +133,30 @@ INPUTS = (
     # the transformer
     _o("model", "workload", "Workload", "str", "-",
        "model preset id (see `traincost catalog models`)"),
-    _o("layers", "workload", "Workload", "int", "-", "transformer layers L"),
-    _o("hidden", "workload", "Workload", "int", "-", "hidden size h"),
-    _o("heads", "workload", "Workload", "int", "-", "attention heads a"),
-    _o("kv_heads", "workload", "Workload", "int", "-", "key/value heads (GQA); default = heads"),
-    _o("ffn_hidden", "workload", "Workload", "int", "-", "MLP inner size; default 4h"),
-    _o("vocab", "workload", "Workload", "int", "-", "vocabulary size (default 51200)"),
+    _o("layers", "workload", "Workload", "int", "-", "transformer layers L",
+       maximum=MAX_LAYERS),
+    _o("hidden", "workload", "Workload", "int", "-", "hidden size h", maximum=MAX_HIDDEN),
+    _o("heads", "workload", "Workload", "int", "-", "attention heads a", maximum=MAX_HIDDEN),
+    _o("kv_heads", "workload", "Workload", "int", "-", "key/value heads (GQA); default = heads",
+       maximum=MAX_HIDDEN),
+    _o("ffn_hidden", "workload", "Workload", "int", "-", "MLP inner size; default 4h",
+       maximum=MAX_FFN),
+    _o("vocab", "workload", "Workload", "int", "-", "vocabulary size (default 51200)",
+       maximum=MAX_VOCAB),
     _o("gated_mlp", "workload", "Workload", "bool", "-",
        "SwiGLU MLP (Llama-style, no biases, untied embeddings)"),
-    _o("experts", "workload", "Workload", "int", "-", "routed experts (MoE)"),
-    _o("top_k", "workload", "Workload", "int", "-", "experts per token (MoE)"),
+    _o("experts", "workload", "Workload", "int", "-", "routed experts (MoE; 0: dense)",
+       minimum=0, maximum=MAX_EXPERTS),
+    _o("top_k", "workload", "Workload", "int", "-", "experts per token (MoE)", minimum=0,
+       maximum=MAX_EXPERTS),
     # the job
     _o("seq_len", "workload", "Job", "int", "tokens",
        "sequence length s (default: the preset's)"),
     _o("global_batch", "workload", "Job", "int", "sequences", "sequences per optimizer step B",
        required=True),
     _o("tokens", "workload", "Job", "float", "tokens",
-       "training tokens (default: the preset's reported count, else 300e9)"),
+       "training tokens (default: the preset's reported count, else 300e9)", minimum=1,
+       maximum=MAX_TOKENS),
     # the software stack
     _o("attention_kernel", "stack", "Stack", "choice", "-",
        "auto (default): the faster fused kernel measured on the device, as TransformerEngine "
@@ -166,20 +199,99 @@ INPUTS = (
     _o("region", "site", "Site", "str", "-",
        "grid region id (see `traincost catalog regions`)"),
     _o("grid_intensity", "site", "Site", "float", "gCO2e/kWh",
-       "gCO2e/kWh instead of --region", column="grid_gco2e_per_kwh"),
-    _o("pue", "site", "Site", "float", "-", "power usage effectiveness (>= 1)"),
+       "gCO2e/kWh instead of --region", column="grid_gco2e_per_kwh", minimum=0),
+    _o("pue", "site", "Site", "float", "-", "power usage effectiveness (>= 1)", minimum=1),
     _o("price_per_hour", "site", "Site", "float", "USD/h", "USD per device-hour",
-       column="price_usd_per_h"),
+       column="price_usd_per_h", minimum=0),
     _o("power_cap", "site", "Site", "float", "W",
        "power limit on every device (nvidia-smi -pl), above its idle draw and at most its "
        f"TDP; slows matmuls as (cap/TDP)^{DEFAULT.power_cap_clock_exponent:g} (default: none)",
-       column="power_cap_w", metavar="W"),
+       column="power_cap_w", metavar="W", minimum=0),
     _o("price_model", "site", "Site", "choice", "-",
        "rental (device-hours x price, default) or ownership (amortised purchase + "
        "electricity)", choices=PRICE_MODELS, default="rental"),
 )
 
+#: the system's inputs, which estimate, search and compare take as positional arguments
+#: (and the CLI declares with each subcommand's own help): checked like the others
+SYSTEM = (
+    _o("accelerator", "layout", "System", "str", "-", "accelerator id (see `traincost "
+       "catalog accelerators`)"),
+    _o("devices", "layout", "System", "int", "-", "number of devices"),
+)
+
 _BY_NAME = {o.name: o for o in INPUTS}
+_CHECKED = {**_BY_NAME, **{o.name: o for o in SYSTEM}}
+
+#: the spellings a yes/no input accepts (any case), and what they mean
+BOOL_SPELLINGS = {"true": True, "yes": True, "on": True, "1": True,
+                  "false": False, "no": False, "off": False, "0": False}
+
+
+def parse_bool(label: str, value) -> bool:
+    """A yes/no value: a bool, 0 or 1, or one of :data:`BOOL_SPELLINGS`; ValueError else.
+
+    >>> parse_bool("gated-mlp", "No"), parse_bool("gated-mlp", 1)
+    (False, True)
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in BOOL_SPELLINGS:
+        return BOOL_SPELLINGS[value.strip().lower()]
+    raise ValueError(f"{label}: {value!r} is not yes or no (true/false, yes/no, on/off, 1/0)")
+
+
+def check(name: str, value):
+    """One given input checked against its declaration, returned as its kind (None: not
+    given, kept). Raises ValueError naming the input, the value and what is allowed.
+
+    Numbers must be numbers (not text, not booleans) and finite, whole for ``int`` inputs,
+    and inside ``[minimum, maximum]``; choices one of ``choices``; yes/no inputs as
+    :func:`parse_bool` reads them.
+
+    >>> check("tp", 8.0), check("gated_mlp", "false"), check("tokens", 2e12)
+    (8, False, 2000000000000.0)
+    >>> check("tp", 10**20)
+    Traceback (most recent call last):
+    ValueError: tp: 100000000000000000000 must be at most 16,777,216
+    """
+    if value is None:
+        return None
+    o = _CHECKED[name]
+    label = name.replace("_", "-")
+    if o.kind == "bool":
+        return parse_bool(label, value)
+    if o.kind in ("int", "float"):
+        return _check_number(o, label, value)
+    if o.kind == "choice" and value not in o.choices:
+        raise ValueError(f"{label}: {value!r} is not one of {', '.join(map(str, o.choices))}")
+    if o.kind == "str" and not isinstance(value, str):
+        raise ValueError(f"{label}: {value!r} is not text")
+    return value
+
+
+def _check_number(o: Option, label: str, value):
+    whole = o.kind == "int"
+    what = "a whole number" if whole else "a number"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{label}: {value!r} is not {what}")
+    if not math.isfinite(value):
+        raise ValueError(f"{label}: {value!r} is not a finite number")
+    if whole:
+        if value != int(value):
+            raise ValueError(f"{label}: {value!r} is not a whole number")
+        value = int(value)
+    else:
+        value = float(value)
+    if o.choices and value not in o.choices:
+        raise ValueError(f"{label}: {value!r} is not one of {', '.join(map(str, o.choices))}")
+    if o.minimum is not None and value < o.minimum:
+        raise ValueError(f"{label}: {value!r} must be at least {o.minimum:g}")
+    if o.maximum is not None and value > o.maximum:
+        raise ValueError(f"{label}: {value!r} must be at most {o.maximum:,.0f}")
+    return value
 
 
 def option(name: str) -> Option:
@@ -212,7 +324,8 @@ def bind(function_name: str, given: dict, allowed=None) -> dict:
     """The inputs a function was called with, every declared one present (defaults filled).
 
     Raises TypeError for a keyword that is not a declared input, as Python does for an
-    unexpected keyword argument.
+    unexpected keyword argument, and ValueError for a value its declaration does not allow
+    (:func:`check`).
 
     >>> bind("f", {"tp": 2})["tp"], bind("f", {})["price_model"]
     (2, 'rental')
@@ -222,7 +335,7 @@ def bind(function_name: str, given: dict, allowed=None) -> dict:
     if unknown:
         raise TypeError(f"{function_name}() got an unexpected keyword argument {unknown[0]!r}")
     out = defaults(allowed)
-    out.update(given)
+    out.update({k: check(k, v) for k, v in given.items()})
     return out
 
 

@@ -308,9 +308,10 @@ def _device_list(devices) -> list:
     devices = [devices] if np.ndim(devices) == 0 else list(devices)
     if not devices:
         raise ValueError("devices: give at least one device count")
-    for n in devices:
-        _check_number("devices", n, minimum=0, integer=True)
-    return [int(n) for n in devices]
+    counts = [options.check("devices", n) for n in devices]
+    if None in counts:
+        raise ValueError("devices: required (a device count, or a list of them)")
+    return counts
 
 
 def _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom, assumptions):

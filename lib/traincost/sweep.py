@@ -76,11 +76,7 @@ ARCH_COLUMNS = tuple(n for n in options.names("Workload") if n != "model")
 STACK_COLUMNS = STACK_INPUTS
 _WORKLOAD_COLUMNS = ("model", *ARCH_COLUMNS, *options.names("Job"), *STACK_COLUMNS)
 _SITE_COLUMNS = tuple(options.option(n).column for n in options.names("Site"))
-#: workload columns read as whole numbers, booleans and lower-case text
-_INT_COLUMNS = tuple(n for n in _WORKLOAD_COLUMNS if n != "model"
-                     and options.option(n).kind == "int")
-_FLAG_COLUMNS = tuple(n for n in _WORKLOAD_COLUMNS if n != "model"
-                      and options.option(n).kind == "bool")
+#: stack columns read as lower-case text
 _TEXT_COLUMNS = tuple(n for n in STACK_COLUMNS if options.option(n).kind in ("choice", "str"))
 
 
@@ -192,13 +188,9 @@ def _entities(df: pd.DataFrame, assumptions: Assumptions):
             acc.peak_flop_per_s(precision)          # raises for a missing precision
             wkey = tuple(row.get(c) for c in _WORKLOAD_COLUMNS)
             if wkey not in wl_cache:
+                # numbers and yes/no cells are checked (and 'false' read as False) by the
+                # declared inputs, in build_workload
                 kw = {c: row.get(c) for c in _WORKLOAD_COLUMNS}
-                for c in _INT_COLUMNS:
-                    if kw[c] is not None:
-                        kw[c] = _whole(c, kw[c])
-                for c in _FLAG_COLUMNS:
-                    if kw[c] is not None:
-                        kw[c] = bool(kw[c])
                 for c in _TEXT_COLUMNS:
                     if kw[c] is not None:
                         kw[c] = str(kw[c]).strip().lower()
@@ -207,6 +199,8 @@ def _entities(df: pd.DataFrame, assumptions: Assumptions):
             wl = wl_cache[wkey]
             skey = tuple(row.get(c) for c in _SITE_COLUMNS)
             if skey not in site_cache:
+                for name in options.names("Site"):
+                    options.check(name, row.get(options.option(name).column))
                 price = row.get("price_usd_per_h")
                 site_cache[skey] = catalog.site(
                     row.get("region"), grid_intensity_g=row.get("grid_gco2e_per_kwh"),
@@ -222,12 +216,6 @@ def _entities(df: pd.DataFrame, assumptions: Assumptions):
         out.append(cols)
         precisions.append(precision)
     return codes, out, np.asarray(precisions, dtype=object)[codes]
-
-
-def _whole(name, value) -> int:
-    if isinstance(value, float) and value != int(value):
-        raise ValueError(f"{name.replace('_', '-')}: {value!r} must be a whole number")
-    return int(value)
 
 
 def _per_row(entities: list, codes: np.ndarray) -> dict:
