@@ -191,3 +191,9 @@ def test_validate_refuses_an_empty_case_id(capsys):
     assert cli.main(["validate", "--case", ""]) == 2
     out, err = capsys.readouterr()
     assert out == "" and "case: an empty id names no published run" in err
+
+
+def test_a_rental_price_with_the_ownership_model_is_refused():
+    """--price-model ownership --price-per-hour 5 would ignore the price (issue 25)."""
+    with pytest.raises(ValueError, match="price-per-hour: 5 USD/h is a rental price"):
+        traincost.estimate(**BASE, price_model="ownership", price_per_hour=5)

@@ -161,6 +161,10 @@ def job_inputs(workload=None, site=None, *, assumptions: Assumptions = DEFAULT,
                          f"{step_tokens:,} (global batch x sequence length)")
     if site is None:
         price, cap = given["price_per_hour"], given["power_cap"]
+        if price is not None and given["price_model"] == "ownership":
+            raise ValueError(f"price-per-hour: {price:g} USD/h is a rental price, and "
+                             "price-model ownership costs the run by the devices' purchase "
+                             "price and electricity instead (give one or the other)")
         site = catalog.site(given["region"], grid_intensity_g=given["grid_intensity"],
                             pue_value=given["pue"],
                             price_usd_per_h=math.nan if price is None else price,
