@@ -2,6 +2,7 @@
 
 import math
 
+import pandas as pd
 import pytest
 
 import traincost
@@ -141,3 +142,62 @@ def test_blackwell_and_gaudi_run_at_their_measured_matmul_ceilings(device, bf16,
     acc = catalog.accelerator(device)
     assert acc.mamf_fraction(0.5) == pytest.approx(bf16, rel=1e-4)
     assert acc.mamf_fraction(0.5, "fp8") == pytest.approx(fp8, rel=1e-4)
+
+
+# ---- data checked against data/schema.csv on load (issue 25) ---------------------------
+def _raw(name):
+    from traincost import catalog
+    return catalog.read_raw_table(name)
+
+
+def test_a_peak_written_with_its_unit_names_file_row_and_column():
+    """'312 TFLOPS' used to become NaN and fall back silently to another peak."""
+    from traincost import catalog
+    raw = _raw("accelerators")
+    row = int(raw.index[raw["id"] == "a100-sxm4-80gb"][0])
+    raw.loc[row, "peak_bf16_flop_per_s"] = "312 TFLOPS"
+    with pytest.raises(ValueError, match=rf"data/accelerators.csv line {row + 2} "
+                                         r"\(id 'a100-sxm4-80gb'\), column "
+                                         r"peak_bf16_flop_per_s: '312 TFLOPS' is not a number"):
+        catalog.check_table("accelerators", raw)
+
+
+def test_duplicate_ids_and_missing_columns_are_named():
+    from traincost import catalog
+    raw = _raw("accelerators")
+    dup = pd.concat([raw, raw.iloc[[3]]], ignore_index=True)
+    with pytest.raises(ValueError, match=rf"line {len(raw) + 2}: id '{raw['id'][3]}' "
+                                         "appears twice"):
+        catalog.check_table("accelerators", dup)
+    with pytest.raises(ValueError, match="data/accelerators.csv: column 'tdp_w' is missing"):
+        catalog.check_table("accelerators", raw.drop(columns="tdp_w"))
+    with pytest.raises(ValueError, match="column 'colour' is not in data/schema.csv"):
+        catalog.check_table("accelerators", raw.assign(colour="green"))
+
+
+def test_out_of_range_and_unlisted_values_are_named():
+    from traincost import catalog
+    raw = _raw("pue")
+    bad = raw.copy()
+    bad.loc[0, "pue"] = "0.5"
+    spec = catalog.schema().query("table == 'pue' and column == 'pue'").iloc[0]
+    with pytest.raises(ValueError, match=f"column pue: 0.5 is below the minimum {spec['min']}"):
+        catalog.check_table("pue", bad)
+    bad = raw.copy()
+    bad.loc[0, "status"] = "rumoured"
+    with pytest.raises(ValueError, match="column status: 'rumoured' is not one of"):
+        catalog.check_table("pue", bad)
+
+
+def test_a_file_pandas_cannot_parse_is_named(tmp_path, monkeypatch):
+    from traincost import catalog
+    catalog.schema()                                  # cached from the real data first
+    (tmp_path / "models.csv").write_text('id,name\n"unclosed,quote\n')
+
+    class _Files:
+        @staticmethod
+        def files(package):
+            return tmp_path
+    monkeypatch.setattr(catalog, "resources", _Files)
+    with pytest.raises(ValueError, match=r"^data/models.csv: "):
+        catalog.read_table("models")

@@ -36,10 +36,105 @@ PROVIDER_OPERATOR = {"gcp": "google", "aws": "aws", "azure": "microsoft"}
 WORLD = "world"
 
 
+def _read_csv(name: str, **kw) -> pd.DataFrame:
+    """``data/<name>.csv`` parsed by pandas; a file pandas cannot parse is a ValueError
+    naming the file (pandas' own message names none)."""
+    try:
+        with resources.files("traincost.data").joinpath(f"{name}.csv").open(
+                "r", encoding="utf-8") as f:
+            return pd.read_csv(f, **kw)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"data/{name}.csv: {first}") from None
+
+
+@functools.cache
+def schema() -> pd.DataFrame:
+    """``data/schema.csv``: one row per column of each table (dtype, required, range,
+    allowed values), every cell as text."""
+    return _read_csv("schema", dtype=str, keep_default_na=False)
+
+
+@functools.cache
+def _schema_rows(name: str) -> tuple:
+    return tuple(r for r in schema().to_dict("records") if r["table"] == name)
+
+
+def check_table(name: str, raw: pd.DataFrame) -> None:
+    """Check a table's cells (as text) against ``data/schema.csv``.
+
+    Raises ValueError for the first problem, naming the file, the row (its line in the
+    file and its id) and the column: a missing or unknown column, an empty required cell,
+    a number that is not one (``"312 TFLOPS"``), a whole number or 0/1 flag that is not,
+    a value out of the stated range or not among the allowed ones, a duplicate id. A table
+    the schema does not describe is not checked.
+
+    >>> bad = read_raw_table("pue").assign(pue=lambda d: d["pue"].where(d.index > 0, "1,1"))
+    >>> check_table("pue", bad)
+    Traceback (most recent call last):
+    ValueError: data/pue.csv line 2 (id 'google'), column pue: '1,1' is not a number
+    """
+    spec = _schema_rows(name)
+    if not spec:
+        return
+    where = f"data/{name}.csv"
+    columns = [c["column"] for c in spec]
+    missing = [c for c in columns if c not in raw.columns]
+    extra = [c for c in raw.columns if c not in columns]
+    if missing or extra:
+        raise ValueError(f"{where}: column {(missing or extra)[0]!r} is "
+                         f"{'missing' if missing else 'not in data/schema.csv'}")
+    cols = {c: [str(v).strip() for v in raw[c].tolist()] for c in columns}
+    ids = cols.get("id")
+    for i in range(len(raw)):
+        for c in spec:
+            problem = _cell_problem(cols[c["column"]][i], c)
+            if problem:
+                ident = f" (id {ids[i]!r})" if ids else ""
+                raise ValueError(f"{where} line {i + 2}{ident}, column {c['column']}: "
+                                 f"{problem}")
+    if ids:
+        seen = set()
+        for i, ident in enumerate(ids):
+            if ident in seen:
+                raise ValueError(f"{where} line {i + 2}: id {ident!r} appears twice")
+            seen.add(ident)
+
+
+def _cell_problem(cell: str, c: dict) -> str:
+    """What is wrong with one cell (text) under its schema row, '' if nothing."""
+    if not cell:
+        return "required, but empty" if c["required"] == "1" else ""
+    if c["dtype"] in ("int", "float", "bool"):
+        try:
+            x = float(cell)
+        except ValueError:
+            return f"{cell!r} is not a number"
+        if x != x:
+            return f"{cell!r} is not a number"
+        if c["dtype"] in ("int", "bool") and x != round(x):
+            return f"{cell!r} is not a whole number"
+        if c["dtype"] == "bool" and x not in (0, 1):
+            return f"{cell!r} is not 0 or 1"
+        if c["min"] and x < float(c["min"]):
+            return f"{cell} is below the minimum {c['min']}"
+        if c["max"] and x > float(c["max"]):
+            return f"{cell} is above the maximum {c['max']}"
+    if c["allowed"] and cell not in c["allowed"].split("|"):
+        return f"{cell!r} is not one of {c['allowed'].replace('|', ', ')}"
+    return ""
+
+
+def read_raw_table(name: str) -> pd.DataFrame:
+    """``data/<name>.csv`` with every cell as text ('' for empty), unchecked."""
+    return _read_csv(name, dtype=str, keep_default_na=False)
+
+
 def read_table(name: str) -> pd.DataFrame:
-    """Read ``data/<name>.csv`` from the installed package. [-]"""
-    with resources.files("traincost.data").joinpath(f"{name}.csv").open("r", encoding="utf-8") as f:
-        return pd.read_csv(f, keep_default_na=True)
+    """Read ``data/<name>.csv`` from the installed package, checked against
+    ``data/schema.csv`` first (:func:`check_table`). [-]"""
+    check_table(name, read_raw_table(name))
+    return _read_csv(name, keep_default_na=True)
 
 
 def data_files() -> list[str]:
