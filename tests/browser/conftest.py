@@ -1,14 +1,20 @@
 """Fixtures for browser tests: a JupyterLab server (with Voila) and headless Chromium.
 
 The server runs on 127.0.0.1 on a free port with a token, over a temporary copy of
-notebooks/ (so "Run All" never rewrites the repository's files), and is stopped by its
-process id. Chromium is Debian's (/usr/bin/chromium) driven through Playwright; nothing
+notebooks/ (so "Run All" never rewrites the repository's files). Each test's kernels are
+shut down through the server's REST API when its page closes (one kernel per notebook no
+longer runs until the suite ends), and the server's process group is stopped in every exit
+path: the fixture's teardown, the interpreter's exit (atexit), and, on Linux, the death of
+the test process itself (the kernel's parent-death signal). Chromium is Debian's (/usr/bin/chromium) driven through Playwright; nothing
 downloads a browser. Where chromium or Playwright is missing the tests skip with the
 reason, except under CI (CI=true), where they fail: .ci/run installs both.
 """
 
 from __future__ import annotations
 
+import atexit
+import ctypes
+import json
 import os
 import shutil
 import signal
@@ -34,6 +40,47 @@ def _missing(reason: str):
     if os.environ.get("CI"):
         pytest.fail(f"browser tests cannot run in CI: {reason}")
     pytest.skip(reason)
+
+
+def _die_with_parent():
+    """In the server's process: ask Linux to send it SIGTERM when pytest dies (even by
+    SIGKILL), so a killed run leaves no server behind."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+    except OSError:                                      # not Linux: atexit still stops it
+        pass
+
+
+def _stop(proc) -> None:
+    """Stop the server's process group: SIGTERM, then SIGKILL after 15 s."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def shutdown_kernels(base: str) -> int:
+    """Shut down every session and kernel the server runs (REST API); how many kernels."""
+    def call(path, method="GET"):
+        req = urllib.request.Request(f"{base}{path}", method=method,
+                                     headers={"Authorization": f"token {TOKEN}"})
+        with urllib.request.urlopen(req, timeout=15) as r:
+            body = r.read()
+        return json.loads(body) if body else None
+    try:
+        for s in call("/api/sessions") or []:
+            call(f"/api/sessions/{s['id']}", "DELETE")
+        kernels = call("/api/kernels") or []
+        for k in kernels:
+            call(f"/api/kernels/{k['id']}", "DELETE")
+        return len(kernels)
+    except OSError:                                      # the server is gone already
+        return 0
 
 
 def _free_port() -> int:
@@ -65,7 +112,9 @@ def server(tmp_path_factory):
          "--ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={TOKEN}",
          f"--ServerApp.root_dir={root / 'notebooks'}", "--ServerApp.disable_check_xsrf=False",
          "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+        preexec_fn=_die_with_parent)
+    atexit.register(_stop, proc)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -77,17 +126,16 @@ def server(tmp_path_factory):
                 break
             time.sleep(0.25)
     else:
-        os.killpg(proc.pid, signal.SIGTERM)
+        _stop(proc)
         pytest.fail(f"JupyterLab did not start; log: {(root / 'server.log').read_text()[-2000:]}")
     if proc.poll() is not None:
         pytest.fail(f"JupyterLab exited; log: {(root / 'server.log').read_text()[-2000:]}")
-    yield base
-    os.killpg(proc.pid, signal.SIGTERM)
     try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-    log.close()
+        yield base
+    finally:
+        shutdown_kernels(base)
+        _stop(proc)
+        log.close()
 
 
 @pytest.fixture(scope="session")
@@ -106,7 +154,7 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, request):
+def page(browser, server, request):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     pg = context.new_page()
     pg.set_default_timeout(60_000)
@@ -124,3 +172,4 @@ def page(browser, request):
     except Exception:                                   # screenshot is a convenience only
         pass
     context.close()
+    shutdown_kernels(server)                            # this test's kernels, not the suite's
