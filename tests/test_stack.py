@@ -342,3 +342,23 @@ def test_gradient_reduction_hides_behind_the_backward_passes_share(recompute, un
     microbatches = 256 / (256 // 64)
     window = 2 / units * base["step_compute_s"] / microbatches
     assert base["step_dp_comm_s"] - hidden["step_dp_comm_s"] == pytest.approx(f * window, rel=1e-9)
+
+
+@pytest.mark.parametrize("acc_id", [a for a in traincost.catalog.accelerators().index
+                                    if traincost.catalog.accelerator(a).peak_fp8_flop_per_s
+                                    == traincost.catalog.accelerator(a).peak_fp8_flop_per_s])
+def test_fp8_is_never_slower_than_bf16(acc_id):
+    """Every device with an fp8 peak: the same layout in fp8 takes no longer than in bf16.
+    Where the fp8 peak equals the bf16 peak (TPU v5p and v6e, Gaudi 3) the fitted fp8 share
+    of H100's faster units no longer slows the GEMMs down (issue 25), the estimate says so,
+    and its utilisation is compared with the 16-bit record."""
+    kw = dict(accelerator=acc_id, devices=64, model="llama2-7b", global_batch=512, tp=1, pp=1,
+              zero=1, micro_batch=1, recompute="selective")
+    bf16, fp8 = (traincost.estimate(**kw, precision=p) for p in ("bf16", "fp8"))
+    assert fp8.step_time_s <= bf16.step_time_s
+    acc = traincost.catalog.accelerator(acc_id)
+    if not acc.fp8_units:
+        assert any(c.startswith(f"fp8 on {acc_id}: its fp8 peak is no higher") for c in
+                   fp8.caveats)
+        assert not any("fitted on NVIDIA's H100 NeMo" in c for c in fp8.caveats)
+        assert not any("highest any measured published fp8 run" in c for c in fp8.caveats)

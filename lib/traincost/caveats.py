@@ -131,7 +131,9 @@ def _uneven_says(est) -> str:
 
 
 def _record(est):
-    group = catalog.precision_group(est.precision)
+    # fp8 on a device whose fp8 peak is no higher than bf16's runs as bf16 does: its
+    # utilisation compares with the 16-bit runs'
+    group = catalog.precision_group(est.precision) if est.accelerator.fp8_units else "16-bit"
     return (group, *catalog.published_mfu_record(group))
 
 
@@ -157,8 +159,14 @@ RULES = (
     Rule("zero3-across-nodes", _zero3_across_nodes, _zero3_says,
          "Narayanan et al. SC21 Table 2 (DeepSpeed ZeRO-3, the one source of the fit, "
          "traincost.calibrate.by_source); MosaicML llm-foundry's FSDP benchmarks on H100"),
-    Rule("fp8", lambda est: est.precision == "fp8", _fp8_says,
+    Rule("fp8", lambda est: est.precision == "fp8" and est.accelerator.fp8_units, _fp8_says,
          "NVIDIA NeMo H100 FP8 benchmarks (traincost.calibrate.fit_fp8)"),
+    Rule("fp8-without-faster-units",
+         lambda est: est.precision == "fp8" and not est.accelerator.fp8_units,
+         lambda est: (f"fp8 on {est.accelerator.id}: its fp8 peak is no higher than its bf16 "
+                      "peak (data/accelerators.csv), so its GEMMs are taken to run as bf16 "
+                      "ones do, on half the bytes; no published fp8 run on it checks this."),
+         "data/accelerators.csv (peak_fp8_flop_per_s, peak_bf16_flop_per_s)"),
     Rule("no-measured-mamf", lambda est: math.isnan(est.accelerator.mamf_bf16_flop_per_s),
          _no_mamf_says, "data/accelerators.csv (mamf_bf16_flop_per_s)"),
     Rule("unmeasured-fused-attention", _unmeasured_fused, _unmeasured_fused_says,

@@ -149,6 +149,13 @@ class Accelerator:
         return value
 
     @property
+    def fp8_units(self) -> bool:
+        """Whether the device runs fp8 GEMMs at a higher peak than bf16 ones (H100's 2x);
+        False where its fp8 peak is no higher (TPU v5p and v6e, Gaudi 3 in the catalog) or
+        absent. [-]"""
+        return bool(self.peak_fp8_flop_per_s > self.peak_bf16_flop_per_s)
+
+    @property
     def default_precision(self) -> str:
         """The training precision when none is given: bf16, or fp16 where bf16 is absent."""
         return "bf16" if not math.isnan(self.peak_bf16_flop_per_s) else "fp16"

@@ -23,7 +23,8 @@ from .units import (GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH, SECOND
 
 INPUT_COLUMNS = (
     # accelerator (at the chosen precision)
-    "peak_flop_per_s", "mamf_fraction", "fp8", "attention_flop_per_s", "attention_kv_tokens",
+    "peak_flop_per_s", "mamf_fraction", "fp8", "fp8_units", "attention_flop_per_s",
+    "attention_kv_tokens",
     "hbm_bytes", "hbm_bytes_per_s", "tdp_w", "idle_w", "power_cap_w",
     "scaleup_domain_devices", "scaleup_bytes_per_s", "scaleout_bytes_per_s",
     "price_usd_per_h", "capex_usd", "embodied_kgco2e", "bytes_per_element",
@@ -87,6 +88,7 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     c : dict
         One entry per name in :data:`INPUT_COLUMNS`. ``recompute`` holds integer codes
         (:data:`traincost.workload.RECOMPUTE_CODES`); ``fp8`` (the run's GEMMs in fp8),
+        ``fp8_units`` (the device's fp8 peak is above its bf16 peak, :attr:`Accelerator.fp8_units`),
         ``mla``, ``gated_mlp``,
         ``tied_embeddings``, ``learned_positions``, ``is_rental`` and the software-stack
         columns (``flash_attention``, ``parallel_block``, ``tp_overlap``, ``pp_overlap``,
@@ -286,9 +288,11 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
         c["flash_attention"]
     # a power limit below the rated maximum clocks the matmul and fused-attention rates down
     clock = power.capped_clock_fraction(c["power_cap_w"], c["tdp_w"], a.power_cap_clock_exponent)
+    # the fitted fp8 share applies to fp8 GEMMs at their own, faster peak (H100's); where the
+    # fp8 peak is no higher than bf16's the GEMMs run as bf16 ones do, on half the bytes
     flop_rate = performance.achieved_matmul_rate(
-        c["peak_flop_per_s"], c["mamf_fraction"], a.in_model_matmul_fraction, c["fp8"],
-        a.fp8_matmul_fraction, clock)
+        c["peak_flop_per_s"], c["mamf_fraction"], a.in_model_matmul_fraction,
+        c["fp8"] & c["fp8_units"], a.fp8_matmul_fraction, clock)
     tokens_mb = g.tokens_mb
     attn_w = workload.attention_weights(h, heads, kv, d, mla=mla, q_lora_rank=c["q_lora_rank"],
                                         kv_lora_rank=c["kv_lora_rank"],
