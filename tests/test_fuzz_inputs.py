@@ -71,3 +71,40 @@ def test_nan_is_never_taken_as_the_default(o):
     with pytest.raises(ValueError, match=o.name.replace("_", "-")):
         traincost.estimate(accelerator="h100-sxm5-80gb", devices=8, model="llama2-7b",
                            global_batch=64, **{o.name: float("nan")})
+
+
+TEXT = st.one_of(st.sampled_from(["nan", "inf", "-1", "0", "1e400", "99999999999999999999",
+                                  "2.5", "", " ", "--", "abc", "1e3", "8", "true"]),
+                 st.text(alphabet="0123456789.-eE", min_size=1, max_size=8))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_cli_exits_0_with_a_result_or_2_with_one_line(data):
+    """The CLI on a hostile value for one flag: exit 0 and a finite, non-negative JSON
+    result, or exit 2, one line on stderr and nothing on stdout. Never a traceback."""
+    import contextlib
+    import io
+    import json
+
+    from traincost import cli
+    o = data.draw(st.sampled_from([o for o in FUZZED if o.kind != "bool"]))
+    argv = ["estimate", "--accelerator", "h100-sxm5-80gb", "--devices", "64", "--model",
+            "llama2-7b", "--global-batch", "512", "--tp", "2", "--pp", "1", "--micro-batch",
+            "1", "--recompute", "selective", "--zero", "1", "--json"]
+    argv += [o.flag, data.draw(TEXT)]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = cli.main(argv)
+        except SystemExit as exc:                    # argparse's own refusals
+            rc = exc.code
+    if rc == 2:
+        assert out.getvalue() == "" and err.getvalue().count("\n") == 1, err.getvalue()
+        assert err.getvalue().startswith("traincost: error: ")
+        return
+    assert rc == 0, (argv, err.getvalue())
+    d = json.loads(out.getvalue())
+    for key in ("step_time_s", "train_time_days", "facility_energy_mwh", "co2e_t"):
+        assert d[key] is not None and math.isfinite(d[key]) and d[key] >= 0, (key, argv)
