@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 
 import pytest
 
@@ -197,3 +198,18 @@ def test_a_rental_price_with_the_ownership_model_is_refused():
     """--price-model ownership --price-per-hour 5 would ignore the price (issue 25)."""
     with pytest.raises(ValueError, match="price-per-hour: 5 USD/h is a rental price"):
         traincost.estimate(**BASE, price_model="ownership", price_per_hour=5)
+
+
+@pytest.mark.parametrize("column, value, shown", [("tp", 10**20, "100000000000000000000"),
+                                                  ("devices", 2**63 - 1, "9223372036854775807"),
+                                                  ("devices", True, "True"),
+                                                  ("tp", "8", "'8'")])
+def test_sweep_layout_columns_are_bounded_numbers(column, value, shown):
+    """A 20-digit tp used to wrap to a negative int64 and read as a broken rule; a True
+    device count used to run one device."""
+    import pandas as pd
+    table = pd.DataFrame([{"accelerator": "h100-sxm5-80gb", "devices": 64, "model": "llama2-7b",
+                           "global_batch": 512, column: value}])
+    with pytest.raises(ValueError, match=rf"{column}: {re.escape(shown)} \(row 0\) must be a "
+                                         "whole number from 1 to 16,777,216"):
+        traincost.sweep(table)

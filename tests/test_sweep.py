@@ -207,7 +207,7 @@ def test_first_broken_agrees_with_check():
     (dict(precision="fp4"), "precision", "bf16"),
     (dict(region="atlantis"), "region", "ISO-3"),
     (dict(recompute="sometimes"), "recompute", "selective"),
-    (dict(tp=0), "tp", ">= 1"), (dict(zero=4), "zero", "0, 1, 2, 3"),
+    (dict(tp=0), "tp", "from 1 to"), (dict(zero=4), "zero", "0, 1, 2, 3"),
     (dict(attention_kernel="fast"), "attention-kernel", "materialized"),
     (dict(overlap="tp,cp"), "overlap", "tp, pp, dp, ep"),
     (dict(devices=2.5), "devices", "whole"), (dict(price_model="lease"), "price_model", "rental"),

@@ -54,6 +54,7 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import fields
 
 import numpy as np
@@ -122,19 +123,25 @@ def _int_column(df: pd.DataFrame, column: str, minimum: int, default=None,
     """
     if column not in df:
         return np.full(len(df), default, dtype=np.int64)
-    raw = pd.to_numeric(df[column], errors="coerce")
+    cells = df[column]
+    # a number, not text or a yes/no; at most the declared maximum (options.MAX_COUNT)
+    typed = cells.map(lambda x: isinstance(x, numbers.Real)
+                      and not isinstance(x, (bool, np.bool_)))
+    raw = pd.to_numeric(cells.where(typed), errors="coerce")
     vals = raw.to_numpy(dtype=float, na_value=np.nan)
+    limit = options.MAX_COUNT
+    wrong = (vals != np.round(vals)) | (vals < minimum) | (vals > limit)
     if blank_ok:
-        given = df[column].notna().to_numpy()
-        bad = given & (~np.isfinite(vals) | (vals != np.round(vals)) | (vals < minimum))
+        given = cells.notna().to_numpy()
+        bad = given & (~np.isfinite(vals) | wrong)
         if not bad.any():
             return vals
     else:
-        bad = ~np.isfinite(vals) | (vals != np.round(vals)) | (vals < minimum)
+        bad = ~np.isfinite(vals) | wrong
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{column.replace('_', '-')}: {df[column].iloc[i]!r} (row "
-                         f"{df.index[i]}) must be a whole number >= {minimum}")
+        raise ValueError(f"{column.replace('_', '-')}: {_cell(cells.iloc[i])!r} (row "
+                         f"{df.index[i]}) must be a whole number from {minimum} to {limit:,}")
     return vals.astype(np.int64)
 
 
