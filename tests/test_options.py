@@ -213,3 +213,21 @@ def test_sweep_layout_columns_are_bounded_numbers(column, value, shown):
     with pytest.raises(ValueError, match=rf"{column}: {re.escape(shown)} \(row 0\) must be a "
                                          "whole number from 1 to 16,777,216"):
         traincost.sweep(table)
+
+
+@pytest.mark.parametrize("flags, words", [(["--devices", "8,,16"], "not a comma-separated list"),
+                                          (["--top", "99999999999999999999"],
+                                           "top: 99999999999999999999 must be at most")])
+def test_search_flags_are_bounded_and_whole(flags, words, capsys):
+    argv = ["search", "--accelerators", "h100-sxm5-80gb", "--devices", "64", "--model",
+            "llama2-7b", "--global-batch", "512"]
+    if flags[0] == "--devices":
+        argv[4] = flags[1]
+    else:
+        argv += flags
+    try:
+        rc = cli.main(argv)
+    except SystemExit as exc:                         # argparse's refusal
+        rc = exc.code
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == "" and words in err

@@ -262,7 +262,7 @@ def _validate(args) -> None:
 
 def _device_counts(text):
     try:
-        counts = [int(x) for x in text.split(",") if x.strip()]
+        counts = [int(x) for x in text.split(",")]        # an empty item is not a count
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of whole "
                                          "numbers") from None

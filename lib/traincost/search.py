@@ -417,6 +417,8 @@ def search(accelerators, devices, *, workload: Workload | None = None, site=None
     if objective not in OBJECTIVES:
         raise ValueError(f"objective: {objective!r} is not one of {', '.join(OBJECTIVES)}")
     _check_number("top", top, minimum=0, integer=True)
+    if top > options.MAX_COUNT:
+        raise ValueError(f"top: {top} must be at most {options.MAX_COUNT:,}")
     _check_number("chunk-size", chunk_size, minimum=0, integer=True)
     top, chunk_size = int(top), int(chunk_size)
     given = options.bind("search", inputs)
