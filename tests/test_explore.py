@@ -109,7 +109,7 @@ def test_more_tensor_parallelism_less_state_per_device():
 
 @pytest.mark.parametrize("changes, flag", [
     ({"tp": 3}, "tp 3"), ({"pp": 3}, "devices 64"), ({"vpp": 2, "pp": 1}, "vpp 2"),
-    ({"micro_batch": 3}, "global-batch"),
+    ({"micro_batch": 3}, "global batch 1024 must be"),
 ])
 def test_impossible_layouts_say_why_in_plain_words(changes, flag):
     with pytest.raises(ValueError) as info:

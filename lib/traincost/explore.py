@@ -29,7 +29,6 @@ True
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import replace
 
 import numpy as np
@@ -42,6 +41,7 @@ from .explain import (EXPOSED_COMM_PARTS, OBJECTIVE_WORDS, SEARCH_ROW_KNOBS,  # 
                       STEP_NOISE_S, layout_label, layout_of, one_knob_variants,
                       pinned_estimate, typical_losers, why_others_lose)
 from .inputs import Workload
+from .layout import LayoutError
 from .units import GIB, HOURS_PER_YEAR
 from .workload import RECOMPUTE_CODES
 
@@ -137,15 +137,22 @@ def model_flop_per_token(model, seq_len: int | None = None) -> float:
     return parts["layer_matmuls"] + parts["attention_core"] + parts["output_layer"]
 
 
-def plain_reason(message: str) -> str:
-    """An estimate's error message in plain words: no CLI dashes, plus why the rule exists.
+def plain_reason(error) -> str:
+    """An error in plain words, with why the rule exists: a layout rule's message names its
+    fields in words (``tp``, ``global batch``) instead of CLI flags
+    (:meth:`traincost.layout.LayoutError.in_words`); any other message is kept as it is.
 
-    >>> plain_reason("--tp 3 must divide the number of attention heads 32")
+    >>> from traincost.layout import LayoutError
+    >>> plain_reason(LayoutError("tp", "{F_tp} {tp} must divide the number of attention "
+    ...                          "heads {heads}", {"tp": 3, "heads": 32}))
     'tp 3 must divide the number of attention heads 32 (each device of a tensor-parallel group holds whole attention heads).'
     """
-    text = re.sub(r"(?<![\w-])--([a-z][a-z-]*)", r"\1", str(message)).strip()
-    flag = re.match(r"[a-z][a-z-]*", text)
-    why = LAYOUT_WHY.get(flag.group(0)) if flag else None
+    if isinstance(error, LayoutError):
+        text, field = error.in_words({}).strip(), error.field
+    else:
+        text = str(error).strip()
+        field = text.split(":", 1)[0].strip() if ":" in text else ""
+    why = LAYOUT_WHY.get(field.replace("_", "-"))
     if why and why not in text:
         text = f"{text.rstrip('.')} ({why})."
     return text
@@ -187,7 +194,7 @@ def layout_estimate(params: dict) -> Estimate:
                         balanced_pipeline=params.get("balanced_pipeline"),
                         optimizer_state=params.get("optimizer_state"), **knobs)
     except ValueError as exc:
-        raise ValueError(plain_reason(str(exc))) from None
+        raise ValueError(plain_reason(exc)) from None
 
 
 def fixed_layout(est: Estimate) -> dict:

@@ -11,32 +11,34 @@ import numpy as np
 
 from .workload import RECOMPUTE_CODES, pipeline_units
 
-# (flag, predicate that must hold, message) - evaluated in order; messages are formatted
-# with the layout's values, so each names the flag, its value and what is allowed.
+# (field, predicate that must hold, message) - evaluated in order; messages are formatted
+# with the layout's values, so each names the field, its value and what is allowed, and
+# with a word for each field ({F_tp}, ...): the CLI's flag (:data:`FLAGS`), or a caller's
+# own words (:meth:`LayoutError.in_words`).
 RULES = (
     ("tp", lambda c: c["heads"] % c["tp"] == 0,
-     "--tp {tp} must divide the number of attention heads {heads}"),
+     "{F_tp} {tp} must divide the number of attention heads {heads}"),
     ("tp", lambda c: (c["kv_heads"] % c["tp"] == 0) | (c["tp"] % c["kv_heads"] == 0),
-     "--tp {tp} must divide, or be a multiple of, the key/value heads {kv_heads}"),
+     "{F_tp} {tp} must divide, or be a multiple of, the key/value heads {kv_heads}"),
     ("cp", lambda c: c["seq_len"] % c["cp"] == 0,
-     "--cp {cp} must divide --seq-len {seq_len}"),
+     "{F_cp} {cp} must divide {F_seq_len} {seq_len}"),
     ("devices", lambda c: c["devices"] % (c["tp"] * c["pp"] * c["cp"]) == 0,
-     "--devices {devices} must be a multiple of tp*pp*cp = {tp}*{pp}*{cp}"),
+     "{F_devices} {devices} must be a multiple of tp*pp*cp = {tp}*{pp}*{cp}"),
     ("pp", lambda c: c["pp"] <= c["layers"],
-     "--pp {pp} must not exceed the number of layers {layers}"),
+     "{F_pp} {pp} must not exceed the number of layers {layers}"),
     ("vpp", lambda c: (c["vpp"] == 1) | ((c["pp"] > 1)
                                          & (c["pp"] * c["vpp"]
                                             <= pipeline_units(c["layers"],
                                                               c["balanced_pipeline"]))),
-     "--vpp {vpp} needs --pp > 1 and at least one layer per chunk (pp*vpp <= layers "
+     "{F_vpp} {vpp} needs {F_pp} > 1 and at least one layer per chunk (pp*vpp <= layers "
      "{layers}, or layers + 2 in a balanced split; pp {pp})"),
     ("ep", lambda c: np.where(c["experts"] > 0, c["experts"] % c["ep"] == 0, c["ep"] == 1),
-     "--ep {ep} must divide the number of experts {experts} (and be 1 for a dense model)"),
+     "{F_ep} {ep} must divide the number of experts {experts} (and be 1 for a dense model)"),
     ("ep", lambda c: (c["devices"] // (c["tp"] * c["pp"] * c["cp"])) % c["ep"] == 0,
-     "--ep {ep} must divide the data-parallel size devices/(tp*pp*cp)"),
+     "{F_ep} {ep} must divide the data-parallel size devices/(tp*pp*cp)"),
     ("global-batch", lambda c: c["global_batch"] % ((c["devices"] // (c["tp"] * c["pp"] * c["cp"]))
                                                   * c["micro_batch"]) == 0,
-     "--global-batch {global_batch} must be a multiple of dp*micro-batch "
+     "{F_global_batch} {global_batch} must be a multiple of dp*micro-batch "
      "(dp = devices/(tp*pp*cp) = {devices}/({tp}*{pp}*{cp}), micro-batch {micro_batch})"),
 )
 
@@ -62,7 +64,36 @@ def valid(c: dict) -> np.ndarray:
 #: holds); a blank (NaN) dp is not checked
 DP_RULE = ("dp", lambda c: np.isnan(c["dp"]) | (c["dp"] == c["devices"] // (c["tp"] * c["pp"]
                                                                           * c["cp"])),
-           "--dp {dp:g} must equal devices/(tp*pp*cp) = {devices}/({tp}*{pp}*{cp})")
+           "{F_dp} {dp:g} must equal devices/(tp*pp*cp) = {devices}/({tp}*{pp}*{cp})")
+
+#: the fields the rules' messages name, and the CLI's flag for each
+FLAGS = {k: "--" + k.replace("_", "-") for k in ("tp", "pp", "cp", "ep", "vpp", "dp",
+                                                 "devices", "seq_len", "global_batch")}
+
+
+class LayoutError(ValueError):
+    """The first layout rule a configuration breaks.
+
+    ``str()`` is the message with the CLI's flags (``--tp 7 must divide ...``);
+    :meth:`in_words` renders it with other words for the fields, as a widget labels them.
+    ``field`` is the rule's field.
+
+    >>> err = LayoutError("tp", "{F_tp} {tp} must divide the heads {heads}", {"tp": 7, "heads": 32})
+    >>> str(err), err.in_words({"tp": "tensor parallel"})
+    ('--tp 7 must divide the heads 32', 'tensor parallel 7 must divide the heads 32')
+    """
+
+    def __init__(self, field: str, template: str, values: dict):
+        self.field, self.template, self.values = field, template, dict(values)
+        super().__init__(self.in_words(FLAGS))
+
+    def in_words(self, words: dict) -> str:
+        """The message with ``words[field]`` for each field (the bare name where absent)."""
+        names = {f"F_{k}": words.get(k, k.replace("_", " ")) for k in FLAGS}
+        return self.template.format(**self.values, **names)
+
+
+_FLAG_WORDS = {f"F_{k}": v for k, v in FLAGS.items()}
 
 
 def first_broken(c: dict, rules=RULES) -> np.ndarray:
@@ -106,15 +137,15 @@ def broken_messages(c: dict, first: np.ndarray, rules=RULES) -> np.ndarray:
     out = np.full(first.shape, "", dtype=object)
     for r in np.flatnonzero(first.reshape(-1) >= 0):
         row = {k: (np.asarray(v).reshape(-1)[r] if np.ndim(v) else v) for k, v in c.items()}
-        out.reshape(-1)[r] = rules[int(first.reshape(-1)[r])][2].format(**row)
+        out.reshape(-1)[r] = rules[int(first.reshape(-1)[r])][2].format(**row, **_FLAG_WORDS)
     return out
 
 
 def check(c: dict) -> None:
-    """Raise ``ValueError`` naming the flag of the first rule a single layout breaks."""
-    for flag, rule, message in RULES:
+    """Raise :class:`LayoutError` (a ValueError) for the first rule a single layout breaks."""
+    for field, rule, message in RULES:
         if not bool(rule(c)):
-            raise ValueError(message.format(**c))
+            raise LayoutError(field.replace("-", "_"), message, c)
 
 
 def divisors(n: int) -> list[int]:

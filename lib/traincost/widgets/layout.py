@@ -76,7 +76,7 @@ def searched(params: dict, progress=None, top: int = SEARCH_TOP):
                       memory_headroom=params.get("memory_headroom"),
                       objective=params.get("objective", "time"), top=top, progress=progress)
     except ValueError as exc:
-        raise ValueError(explore.plain_reason(str(exc))) from None
+        raise ValueError(explore.plain_reason(exc)) from None
 
 
 def run_search(params: dict, progress=None, top: int = SEARCH_TOP):
