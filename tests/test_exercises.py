@@ -292,3 +292,17 @@ def test_implied_mfu_needs_a_run_with_hours_and_tokens():
         exercises.solution_implied_mfu("llama9")
     with pytest.raises(ValueError, match="no device-hours and tokens"):
         exercises.solution_implied_mfu("sc21-t1-1.7b")
+
+
+def test_the_index_counts_the_exercises_there_are():
+    """00-index's sentence about the exercises names as many as notebooks/exercises holds
+    (it said seven when there were eight)."""
+    import json
+    import pathlib
+    import re
+    root = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
+    words = {"six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+    text = "".join("".join(c["source"]) for c in
+                   json.loads((root / "00-index.ipynb").read_text())["cells"])
+    said = re.search(r"\b(\w+) classroom exercises\b", text).group(1)
+    assert words[said] == len(list((root / "exercises").glob("[0-9][0-9]-*.ipynb")))

@@ -129,7 +129,7 @@ class Estimate:
         return stack
 
     def to_dict(self) -> dict:
-        """The public JSON contract (see DESIGN.md)."""
+        """The public JSON contract (its keys are listed in README.md, "What it answers")."""
         r = self.report
         p = self.parallel
         flat = ("params", "active_params", "model_flop_per_token", "hardware_flop_per_token",
