@@ -201,3 +201,11 @@ def test_a_file_pandas_cannot_parse_is_named(tmp_path, monkeypatch):
     monkeypatch.setattr(catalog, "resources", _Files)
     with pytest.raises(ValueError, match=r"^data/models.csv: "):
         catalog.read_table("models")
+
+
+def test_an_infinite_number_in_the_data_is_named():
+    from traincost import catalog
+    bad = _raw("pue")
+    bad.loc[0, "pue"] = "inf"
+    with pytest.raises(ValueError, match="column pue: 'inf' is not a finite number"):
+        catalog.check_table("pue", bad)

@@ -42,7 +42,7 @@ def test_every_declared_input_is_a_keyword(function):
         assert o.name in params, o.name
         assert params[o.name].kind is inspect.Parameter.KEYWORD_ONLY
         assert params[o.name].default == o.default
-    assert o.name in (function.__doc__ or "")
+        assert f"\n{o.name} : " in inspect.getdoc(function), f"{o.name} not documented"
 
 
 def test_unknown_keyword_is_a_type_error():

@@ -110,8 +110,8 @@ def _cell_problem(cell: str, c: dict) -> str:
             x = float(cell)
         except ValueError:
             return f"{cell!r} is not a number"
-        if x != x:
-            return f"{cell!r} is not a number"
+        if not math.isfinite(x):
+            return f"{cell!r} is not a finite number"
         if c["dtype"] in ("int", "bool") and x != round(x):
             return f"{cell!r} is not a whole number"
         if c["dtype"] == "bool" and x not in (0, 1):
