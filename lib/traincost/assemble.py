@@ -15,8 +15,7 @@ from dataclasses import replace
 
 from . import catalog, options
 from .assumptions import DEFAULT, Assumptions
-from .inputs import (FUSED_ATTENTION_KERNELS, RECOMPUTE_MODES, Accelerator, Site, Workload,
-                     _check_number)
+from .inputs import FUSED_ATTENTION_KERNELS, Accelerator, Site, Workload
 from .units import BYTES_PER_ELEMENT
 from .workload import RECOMPUTE_CODES
 
@@ -177,16 +176,11 @@ def job_inputs(workload=None, site=None, *, assumptions: Assumptions = DEFAULT,
 
 def fixed_knobs(tp=None, pp=None, cp=None, ep=None, vpp=None, zero=None, micro_batch=None,
                 recompute=None) -> dict:
-    """The layout knobs the user set, validated (None = open to search; recompute as code)."""
-    fixed = {"tp": tp, "pp": pp, "cp": cp, "ep": ep, "vpp": vpp, "zero": zero,
-             "micro_batch": micro_batch}
-    for k, val in fixed.items():
-        if val is not None:
-            _check_number(k.replace("_", "-"), val, minimum=0 if k != "zero" else -1,
-                          integer=True)
-    if zero is not None and zero not in (0, 1, 2, 3):
-        raise ValueError(f"zero: {zero!r} is not one of 0, 1, 2, 3")
-    if recompute is not None and recompute not in RECOMPUTE_MODES:
-        raise ValueError(f"recompute: {recompute!r} is not one of {', '.join(RECOMPUTE_MODES)}")
-    fixed["recompute"] = None if recompute is None else RECOMPUTE_CODES[recompute]
-    return {k: (None if v is None else int(v)) for k, v in fixed.items()}
+    """The layout knobs the user set, checked against their declarations
+    (:func:`traincost.options.check`; None = open to search; recompute as its code)."""
+    given = dict(tp=tp, pp=pp, cp=cp, ep=ep, vpp=vpp, zero=zero, micro_batch=micro_batch,
+                 recompute=recompute)
+    fixed = {k: options.check(k, v) for k, v in given.items()}
+    if fixed["recompute"] is not None:
+        fixed["recompute"] = RECOMPUTE_CODES[fixed["recompute"]]
+    return fixed
