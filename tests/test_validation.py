@@ -520,3 +520,19 @@ def test_calibration_is_written_as_data(tmp_path):
     assert calibration.BY_ACCELERATOR[("h100-sxm5-80gb", "fp8")][0] == next(
         r["cases"] for r in stored["by_accelerator"]
         if (r["accelerator"], r["precision_group"]) == ("h100-sxm5-80gb", "fp8"))
+
+
+def test_stacked_cases_score_each_case_as_it_scores_alone():
+    # calibrate.Batch evaluates every case's layouts in one call; each case's chosen layout
+    # and residual must be the one it gets evaluated on its own (_chosen), case by case
+    import math
+
+    from traincost.calibrate import Batch, _chosen, prepare_cases
+    cases = prepare_cases()
+    assert len({float(c.cols["peak_flop_per_s"]) for c in cases}) > 1      # several devices
+    assert len({int(c.cols["layers"]) for c in cases}) > 5                  # many models
+    alone = [math.log(_chosen(c, traincost.DEFAULT_ASSUMPTIONS)[k] / v)
+             for c in cases for k, v in c.targets]
+    stacked = Batch(cases).residuals(traincost.DEFAULT_ASSUMPTIONS)
+    np.testing.assert_allclose(stacked, alone, rtol=0, atol=1e-12)
+    assert Batch([]).residuals(traincost.DEFAULT_ASSUMPTIONS).size == 0

@@ -34,7 +34,6 @@ import argparse
 import datetime
 import hashlib
 import json
-import math
 import re
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -118,13 +117,62 @@ def _chosen(case: Case, a: Assumptions) -> dict:
     return {k: float(np.broadcast_to(v, (n,))[i]) for k, v in rep.items()}
 
 
-def residuals(cases: list[Case], a: Assumptions) -> np.ndarray:
+class Batch:
+    """Many cases' candidate layouts stacked into one set of columns, so that one call of
+    the vectorised :func:`traincost.model.evaluate` scores every case (the fit's objective
+    runs hundreds of times; one call per case spent its time in Python, not in numpy).
+
+    Each case's scalar columns (its accelerator, model, stack) are repeated over its
+    layouts; ``start`` holds the first row of each case. The fastest fitting layout of
+    each case is then picked as :func:`_chosen` picks it.
+    """
+
+    def __init__(self, cases: list[Case]):
+        self.cases = list(cases)
+        sizes = [len(c.cols["tp"]) if np.ndim(c.cols["tp"]) else 1 for c in self.cases]
+        self.start = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int)
+        self.segment = np.repeat(np.arange(len(sizes)), sizes)
+        keys = self.cases[0].cols.keys() if self.cases else ()
+        self.cols = {k: np.concatenate([np.broadcast_to(c.cols[k], (n,))
+                                        for c, n in zip(self.cases, sizes)])
+                     for k in keys}
+        # one (row of the case in the target list, predicted key, log reported) per target
+        self.target_case = np.array([i for i, c in enumerate(self.cases) for _ in c.targets],
+                                    dtype=int)
+        self.target_key = [key for c in self.cases for key, _ in c.targets]
+        self.log_reported = np.log([value for c in self.cases for _, value in c.targets])
+
+    def chosen_rows(self, rep: dict) -> np.ndarray:
+        """Row of each case's fastest layout that fits (the least memory breaking ties);
+        of its fastest layout when none fits."""
+        n = len(self.segment)
+        step = np.broadcast_to(rep["step_time_s"], (n,))
+        fits = np.broadcast_to(rep["fits_in_memory"], (n,)) & np.isfinite(step)
+        mem = np.broadcast_to(rep["memory_gib_per_device"], (n,))
+        case_fits = np.zeros(len(self.cases), bool)
+        np.logical_or.at(case_fits, self.segment, fits)
+        eligible = fits | ~case_fits[self.segment]
+        order = np.lexsort((mem, step, ~eligible, self.segment))
+        first = np.searchsorted(self.segment[order], np.arange(len(self.cases)))
+        return order[first]
+
+    def residuals(self, a: Assumptions) -> np.ndarray:
+        """log(predicted / reported) for every target of every case. [-]"""
+        if not self.cases:
+            return np.zeros(0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rep = report_units(evaluate(self.cols, a))
+        rows = self.chosen_rows(rep)[self.target_case]
+        n = len(self.segment)
+        predicted = np.array([float(np.broadcast_to(rep[key], (n,))[r])
+                              for key, r in zip(self.target_key, rows)])
+        return np.log(predicted) - self.log_reported
+
+
+def residuals(cases: list[Case] | Batch, a: Assumptions) -> np.ndarray:
     """log(predicted / reported) for every target of every case. [-]"""
-    out = []
-    for c in cases:
-        rep = _chosen(c, a)
-        out.extend(math.log(rep[key] / value) for key, value in c.targets)
-    return np.asarray(out)
+    batch = cases if isinstance(cases, Batch) else Batch(cases)
+    return batch.residuals(a)
 
 
 def _with(prior: Assumptions, x, free: dict = FREE) -> Assumptions:
@@ -135,7 +183,8 @@ def fit(cases: list[Case], prior: Assumptions = PRIOR, free: dict = FREE) -> Ass
     """Least-squares fit of the ``free`` constants (default FREE) on ``cases``."""
     x0 = [getattr(prior, k) for k in free]
     lo, hi = zip(*free.values())
-    res = least_squares(lambda x: residuals(cases, _with(prior, x, free)), x0,
+    batch = Batch(cases)
+    res = least_squares(lambda x: batch.residuals(_with(prior, x, free)), x0,
                         bounds=(lo, hi), x_scale="jac", diff_step=1e-3, max_nfev=200)
     return _with(prior, res.x, free)
 
