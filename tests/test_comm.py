@@ -33,7 +33,15 @@ def test_tier_choice():
     assert float(bw_in) == pytest.approx(225e9) and float(lat_in) == 5e-6
     assert float(bw_out) == pytest.approx(20e9) and float(lat_out) == 1.5e-5
     bw, _ = link(np.array([2, 16]), 1, 8, 300e9, 25e9, 1.0, 1.0, 0, 0)
-    assert list(bw) == [300e9, 25e9]
+    # 16 ranks stride 1 over two 8-device domains: each domain's 8 ranks move the ring's
+    # inter-domain share over 8 NICs, 8 x 25 = 200 GB/s (below the 300 GB/s scale-up rate)
+    assert list(bw) == [300e9, 200e9]
+    # stride 2 (tp 2 inside): 4 ranks of the group per domain, 4 NICs, 100 GB/s
+    assert float(link(16, 2, 8, 300e9, 25e9, 1.0, 1.0, 0, 0)[0]) == 100e9
+    # never above the scale-up links the first level runs on (8 x 50 = 400 > 300)
+    assert float(link(16, 1, 8, 300e9, 50e9, 1.0, 1.0, 0, 0)[0]) == 300e9
+    # an all-to-all sends each rank's own data off the domain: one NIC's rate
+    assert float(link(16, 1, 8, 300e9, 25e9, 1.0, 1.0, 0, 0, hierarchical=False)[0]) == 25e9
 
 
 def test_p2p():

@@ -46,11 +46,12 @@ def test_gathers_pay_the_ring_latency_once_per_layer():
 
 @pytest.mark.parametrize("recompute,passes", [("none", 2), ("full", 3)])
 def test_prefetch_leaves_only_the_first_gather_of_each_pass_exposed(recompute, passes):
-    # latency-bound gathers far shorter than the compute (an infinitely fast fabric, a wide
+    # latency-bound gathers far shorter than the compute (infinitely fast links, both tiers: a
+    # ring crossing domains runs at most at the scale-up rate, comm.link; a wide
     # layer): the prefetched gathers of layers 2..L hide behind the layer before; the
     # first layer's gather of each pass, (n-1)*latency, stays exposed in every micro-batch.
     # The gradient reduce-scatter adds one more (n-1)*latency.
-    fast = replace(A100, scaleout_bytes_per_s=1e30)
+    fast = replace(A100, scaleout_bytes_per_s=1e30, scaleup_bytes_per_s=1e30)
     lat = DEFAULT.scaleout_latency_s
     got = _dp_comm(fast, 4096, recompute=recompute)
     assert got == pytest.approx((N - 1) * lat * (1 + 2 * passes), rel=1e-9)
@@ -58,7 +59,7 @@ def test_prefetch_leaves_only_the_first_gather_of_each_pass_exposed(recompute, p
 
 def test_without_prefetch_every_gather_is_exposed():
     # prefetch turned off (overlap fraction 0): all L gathers of each pass are exposed
-    fast = replace(A100, scaleout_bytes_per_s=1e30)
+    fast = replace(A100, scaleout_bytes_per_s=1e30, scaleup_bytes_per_s=1e30)
     a = replace(NO_DP_OVERLAP, zero3_prefetch_overlap_fraction=0.0)
     lat = DEFAULT.scaleout_latency_s
     assert _dp_comm(fast, 4096, assumptions=a) == pytest.approx(
@@ -69,7 +70,7 @@ def test_each_pass_hides_its_gathers_behind_its_own_compute():
     # forward window = 1 unit of a micro-batch's 3 (forward 1 + backward 2, no recompute).
     # Choose the ring latency so the L gathers of a pass take 1.5 forward units: the forward
     # exposes 0.5 unit, the backward (2 units) only its first gather; plus the reduce-scatter
-    fast = replace(A100, scaleout_bytes_per_s=1e30)
+    fast = replace(A100, scaleout_bytes_per_s=1e30, scaleup_bytes_per_s=1e30)
     wl = Workload(layers=LAYERS, hidden=4096, heads=16, seq_len=2048, global_batch=2 * N,
                   vocab=32000)
     knobs = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=3, micro_batch=1, recompute="none")

@@ -68,10 +68,12 @@ def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
         "power_cap_w": power_cap_w(acc, site),
         "peak_flop_per_s": peak,
         "mamf_fraction": acc.mamf_fraction(assumptions.default_mamf_fraction, precision),
+        "mamf_measured": not math.isnan(acc.mamf_bf16_flop_per_s),
         "fp8": precision == "fp8",
         "fp8_units": acc.fp8_units,
         "attention_flop_per_s": acc.attention_flop_per_s(wl.attention_kernel),
         "attention_kv_tokens": acc.attention_kv_tokens,
+        "framework_matmul_factor": catalog.framework_factor(wl.framework, acc.id)[0],
         "hbm_bytes": acc.hbm_bytes, "hbm_bytes_per_s": acc.hbm_bytes_per_s,
         "tdp_w": acc.tdp_w, "idle_w": acc.idle_w,
         "scaleup_domain_devices": acc.scaleup_domain_devices,
@@ -117,18 +119,57 @@ def build_workload(model=None, **inputs) -> Workload:
     given = options.bind("build_workload", inputs, WORKLOAD_INPUTS)
     stack = {k: given[k] for k in STACK_INPUTS if given[k] is not None}
     wl = _build_architecture(model, **{k: given[k] for k in ARCHITECTURE_INPUTS})
+    return with_stack(wl, stack)
+
+
+def with_stack(wl: Workload, stack: dict) -> Workload:
+    """``wl`` with the software-stack inputs ``stack`` (name -> value, the ones given), and
+    for those not given the defaults the stack's ``framework`` implies
+    (``data/frameworks.csv``: attention kernel, overlaps). ValueError names an unknown
+    framework.
+
+    >>> from traincost import catalog
+    >>> with_stack(catalog.model("llama2-7b"), {"framework": "llm-foundry"}).overlap
+    'dp'
+    >>> with_stack(catalog.model("llama2-7b"), {"framework": "llm-foundry", "overlap": "none"}).overlap
+    'none'
+    """
+    stack = dict(stack)
+    if "framework" in stack:
+        row = catalog.framework(stack["framework"])
+        for name in ("attention_kernel", "overlap"):
+            if name not in stack and isinstance(row[name], str) and row[name]:
+                stack[name] = row[name]
     return replace(wl, **stack) if stack else wl
 
 
+def framework_knobs(fixed: dict, wl: Workload) -> dict:
+    """The layout knobs ``fixed`` (:func:`fixed_knobs`) with the sharding ``wl``'s framework
+    implies where ZeRO is open (FSDP frameworks: 3); otherwise as given.
+
+    >>> from dataclasses import replace
+    >>> from traincost import catalog
+    >>> wl = replace(catalog.model("llama2-7b"), framework="torchtitan")
+    >>> framework_knobs({"zero": None, "tp": 2}, wl)
+    {'zero': 3, 'tp': 2}
+    """
+    zero = catalog.framework(wl.framework)["zero"]
+    if fixed.get("zero") is None and not (isinstance(zero, float) and math.isnan(zero)):
+        return {**fixed, "zero": int(zero)}
+    return fixed
+
+
 def _build_architecture(model=None, *, layers=None, hidden=None, heads=None, kv_heads=None,
-                        ffn_hidden=None, vocab=None, gated_mlp=None, experts=None, top_k=None,
-                        seq_len=None, global_batch=None, tokens=None) -> Workload:
+                        head_dim=None, ffn_hidden=None, vocab=None, gated_mlp=None,
+                        experts=None, top_k=None, seq_len=None, global_batch=None,
+                        tokens=None) -> Workload:
     if global_batch is None:
         raise ValueError("global-batch: required (sequences per optimizer step)")
     if model is not None:
         base = catalog.model(model, seq_len=seq_len, global_batch=global_batch, tokens=tokens)
         over = {k: v for k, v in dict(layers=layers, hidden=hidden, heads=heads,
-                                      kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab,
+                                      kv_heads=kv_heads, head_dim=head_dim,
+                                      ffn_hidden=ffn_hidden, vocab=vocab,
                                       gated_mlp=gated_mlp, experts=experts,
                                       top_k=top_k).items() if v is not None}
         if not over:
@@ -140,7 +181,7 @@ def _build_architecture(model=None, *, layers=None, hidden=None, heads=None, kv_
         raise ValueError(f"{missing[0]}: required unless --model is given")
     given = {k: v for k, v in dict(tokens=tokens, vocab=vocab).items() if v is not None}
     return Workload(layers=layers, hidden=hidden, heads=heads, seq_len=seq_len,
-                    global_batch=global_batch, kv_heads=kv_heads or 0,
+                    global_batch=global_batch, kv_heads=kv_heads or 0, head_dim=head_dim or 0,
                     ffn_hidden=ffn_hidden or 0, gated_mlp=bool(gated_mlp),
                     tied_embeddings=not gated_mlp, learned_positions=not gated_mlp,
                     experts=experts or 0, top_k=top_k or 0, **given)

@@ -45,7 +45,7 @@ from scipy.optimize import least_squares
 
 from . import calibration, catalog, layout
 from .assumptions import PRIOR, Assumptions
-from .assemble import columns, fixed_knobs
+from .assemble import columns, fixed_knobs, framework_knobs
 from .catalog import precision_group
 from .model import evaluate, report_units
 from .validate import METRICS, case_inputs
@@ -62,6 +62,16 @@ FREE = {
 FP8_FREE = {
     "fp8_matmul_fraction": (0.3, 1.0),
 }
+#: a framework gets its own efficiency factor (:func:`fit_frameworks`) from at least this
+#: many published runs in at least this many documents (a publication at one date: one
+#: measurement campaign); with fewer it borrows the reference framework's (issue 21)
+FRAMEWORK_MIN_RUNS = 3
+FRAMEWORK_MIN_DOCUMENTS = 2
+#: bounds of a fitted framework factor: from a third of the reference efficiency to the
+#: factor at which the in-model matmul share reaches the measured ceiling (1 / 0.3)
+FRAMEWORK_BOUNDS = (0.3, 1 / 0.3)
+#: the factor of the reference framework, whose runs fit the shared constants
+REFERENCE_FACTOR = 1.0
 #: the case-id prefixes of issue 3's throughput target ("out-of-sample MAPE <= 5% over the
 #: Megatron SC21 and MegaScale rows, worst case <= 10%"); the fit uses every case
 TARGET_SCOPE = ("sc21-", "megascale-")
@@ -77,19 +87,25 @@ class Case:
     cols: dict
     targets: list            # (predicted key, reported value)
     source: str = ""         # the publication, see source_key
+    framework: str = "unspecified"   # data/frameworks.csv id (blank in the table: unspecified)
+    document: str = ""       # the publication and its date: one measurement campaign
+    stack: str = ""          # its factor's name, catalog.factor_key: framework on a family
 
 
 def _prepare(row: pd.Series, prior: Assumptions) -> Case | None:
     kwargs, _ = case_inputs(row, prior)
     targets = [(key, float(row[col])) for col, key, fam in METRICS
                if fam in FIT_FAMILIES and col in row and not pd.isna(row[col])]
+    if any(key == "tokens_per_s_per_device" for key, _ in targets):
+        # the same measurement in a FLOP convention is not a second figure
+        targets = [(k, v) for k, v in targets if k == "tokens_per_s_per_device"]
     if not targets:
         return None
     acc = catalog.accelerator(kwargs["accelerator"])
     wl = kwargs["workload"]
     precision = kwargs.get("precision") or acc.default_precision
-    fixed = fixed_knobs(**{k: kwargs.get(k) for k in ("tp", "pp", "cp", "ep", "vpp", "zero",
-                                                       "micro_batch", "recompute")})
+    fixed = framework_knobs(fixed_knobs(**{k: kwargs.get(k) for k in (
+        "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute")}), wl)
     devices = kwargs["devices"]
     lay = layout.candidates(fixed, heads=wl.heads, layers=wl.layers, experts=wl.experts,
                             devices=devices, domain=acc.scaleup_domain_devices,
@@ -100,8 +116,12 @@ def _prepare(row: pd.Series, prior: Assumptions) -> Case | None:
         return None
     lay = {k: v[mask] for k, v in lay.items()}
     site = catalog.site(None, pue_value=1.0, grid_intensity_g=0.0)
+    src = source_key(row.get("source", ""))
     return Case(case=row.name, cols=columns(acc, wl, site, precision, devices, lay, prior),
-                targets=targets, source=source_key(row.get("source", "")))
+                targets=targets, source=src, framework=wl.framework,
+                stack=catalog.factor_key(wl.framework, acc.id),
+                document=document_key(src, row.get("source_date", ""),
+                                      row.get("source_locator", "")))
 
 
 def _chosen(case: Case, a: Assumptions) -> dict:
@@ -156,12 +176,23 @@ class Batch:
         first = np.searchsorted(self.segment[order], np.arange(len(self.cases)))
         return order[first]
 
-    def residuals(self, a: Assumptions) -> np.ndarray:
-        """log(predicted / reported) for every target of every case. [-]"""
+    def residuals(self, a: Assumptions, factor=None) -> np.ndarray:
+        """log(predicted / reported) for every target of every case. [-]
+
+        ``factor``: the framework efficiency factor to evaluate every case with (a fit's
+        trial value), or a dict factor name (:attr:`Case.stack`) -> factor (absent: the
+        reference's 1), instead
+        of the one each case's columns carry (data/calibration.json's)."""
         if not self.cases:
             return np.zeros(0)
+        if isinstance(factor, dict):
+            factor = np.array([factor.get(c.stack, REFERENCE_FACTOR)
+                               for c in self.cases])[self.segment]
+        cols = self.cols if factor is None else {**self.cols, "framework_matmul_factor":
+                                                 np.broadcast_to(np.asarray(factor, float),
+                                                                 (len(self.segment),))}
         with np.errstate(divide="ignore", invalid="ignore"):
-            rep = report_units(evaluate(self.cols, a))
+            rep = report_units(evaluate(cols, a))
         rows = self.chosen_rows(rep)[self.target_case]
         n = len(self.segment)
         predicted = np.array([float(np.broadcast_to(rep[key], (n,))[r])
@@ -169,10 +200,13 @@ class Batch:
         return np.log(predicted) - self.log_reported
 
 
-def residuals(cases: list[Case] | Batch, a: Assumptions) -> np.ndarray:
-    """log(predicted / reported) for every target of every case. [-]"""
+def residuals(cases: list[Case] | Batch, a: Assumptions, factors=None) -> np.ndarray:
+    """log(predicted / reported) for every target of every case. [-]
+
+    ``factors``: framework efficiency factors as :meth:`Batch.residuals` takes them (None:
+    each case's own columns, i.e. data/calibration.json's)."""
     batch = cases if isinstance(cases, Batch) else Batch(cases)
-    return batch.residuals(a)
+    return batch.residuals(a, factors)
 
 
 def _with(prior: Assumptions, x, free: dict = FREE) -> Assumptions:
@@ -184,7 +218,7 @@ def fit(cases: list[Case], prior: Assumptions = PRIOR, free: dict = FREE) -> Ass
     x0 = [getattr(prior, k) for k in free]
     lo, hi = zip(*free.values())
     batch = Batch(cases)
-    res = least_squares(lambda x: batch.residuals(_with(prior, x, free)), x0,
+    res = least_squares(lambda x: batch.residuals(_with(prior, x, free), REFERENCE_FACTOR), x0,
                         bounds=(lo, hi), x_scale="jac", diff_step=1e-3, max_nfev=200)
     return _with(prior, res.x, free)
 
@@ -328,11 +362,121 @@ def source_key(source: str) -> str:
     return re.split(r",| \(", str(source), maxsplit=1)[0].strip()
 
 
-def by_source(cases: list[Case], prior: Assumptions = PRIOR) -> pd.DataFrame:
-    """Leave-one-source-out errors, next to the in-sample ones, per publication. [%]
+def own_frameworks(cases: list[Case]) -> set:
+    """The factor names (:func:`traincost.catalog.factor_key`: a framework on an
+    accelerator family) among ``cases`` that get their own efficiency factor: not the
+    reference framework's (whose runs fit the shared constants) nor ``unspecified``, with
+    at least FRAMEWORK_MIN_RUNS runs in at least FRAMEWORK_MIN_DOCUMENTS documents. [-]"""
+    runs, docs = {}, {}
+    for c in cases:
+        if c.framework in (catalog.REFERENCE_FRAMEWORK, "unspecified"):
+            continue
+        runs[c.stack] = runs.get(c.stack, 0) + 1
+        docs.setdefault(c.stack, set()).add(c.document)
+    return {k for k in runs if runs[k] >= FRAMEWORK_MIN_RUNS
+            and len(docs[k]) >= FRAMEWORK_MIN_DOCUMENTS}
 
-    For each source, the FREE constants are fitted on the cases of every *other* source
-    and predict the held-out source's cases; ``all`` pools every held-out figure.
+
+def fit_frameworks(cases: list[Case], base: Assumptions, own: set) -> dict:
+    """The efficiency factor of each name in ``own`` (a framework on an accelerator
+    family), fitted on its own ``cases`` alone with the shared constants of ``base`` held:
+    name -> factor. [-]
+
+    One bounded least-squares fit of one factor per name (FRAMEWORK_BOUNDS), on all its
+    runs, 16-bit and fp8: adding a framework's runs leaves the shared constants and every
+    other framework as they were."""
+    out = {}
+    for key in sorted(own):
+        batch = Batch([c for c in cases if c.stack == key])
+        res = least_squares(lambda x: batch.residuals(base, float(x[0])), [REFERENCE_FACTOR],
+                            bounds=FRAMEWORK_BOUNDS, diff_step=1e-3, max_nfev=100)
+        out[key] = float(res.x[0])
+    return out
+
+
+@dataclass
+class Fit:
+    """The whole calibration: shared constants, framework factors, and which frameworks
+    got their own."""
+
+    assumptions: Assumptions
+    factors: dict            # factor name -> fitted factor (the others: REFERENCE_FACTOR)
+    own: set                 # the factor names fitted
+
+
+def fitted_stage(case: Case, own: set) -> str:
+    """Which fit a case joins: ``shared`` (the reference framework's runs: the shared
+    constants, bf16/fp16 then fp8), ``framework`` (its framework's own factor) or ``none``
+    (framework not stated, or one with too few runs to fit its factor, which borrows the
+    reference's: validated, never fitted, so that no framework's runs move the constants
+    another framework is predicted with). [-]"""
+    if case.framework == catalog.REFERENCE_FRAMEWORK:
+        return "shared"
+    return "framework" if case.stack in own else "none"
+
+
+def fit_all(cases: list[Case], prior: Assumptions = PRIOR) -> Fit:
+    """The three stages on ``cases``: the shared constants (FREE) on the shared cases'
+    bf16/fp16 runs, FP8_FREE on their fp8 runs, then each own framework's factor."""
+    own = own_frameworks(cases)
+    shared = [c for c in cases if fitted_stage(c, own) == "shared"]
+    a = fit([c for c in shared if not is_fp8(c)], prior)
+    a = fit_fp8([c for c in shared if is_fp8(c)], a)
+    mine = [c for c in cases if fitted_stage(c, own) == "framework"]
+    return Fit(a, fit_frameworks(mine, a, own), own)
+
+
+def errors_under(cases: list[Case], f: Fit) -> pd.DataFrame:
+    """Signed error of every figure of ``cases`` under the fit ``f``: ``case``,
+    ``error_pct`` = 100 (predicted / reported - 1). [%]"""
+    r = np.expm1(residuals(cases, f.assumptions, f.factors)) * 100.0
+    return pd.DataFrame({"case": [c.case for c in cases for _ in c.targets], "error_pct": r})
+
+
+def held_out(cases: list[Case], group, prior: Assumptions = PRIOR,
+             skip: tuple = ()) -> pd.DataFrame:
+    """Every fitted case predicted by the whole calibration (:func:`fit_all`) refitted
+    without its group: ``group(case)`` names it (a document, a publication, a framework).
+
+    A framework whose runs all sit in the held-out group, or that falls below the rule
+    without them, borrows the reference factor, as a framework never seen would. Groups in
+    ``skip`` are not held out (the reference framework, whose runs define the constants).
+
+    Returns
+    -------
+    DataFrame with ``case``, ``group`` and the signed ``error_pct`` of each figure. [%]
+    """
+    own = own_frameworks(cases)
+    fitted = [c for c in cases if fitted_stage(c, own) != "none"]
+    out = []
+    for g in sorted({group(c) for c in fitted} - set(skip)):
+        test = [c for c in fitted if group(c) == g]
+        f = fit_all([c for c in cases if group(c) != g], prior)
+        out.append(errors_under(test, f).assign(group=g))
+    return pd.concat(out, ignore_index=True)[["case", "group", "error_pct"]]
+
+
+def document_key(source: str, date: str, locator: str = "") -> str:
+    """One measurement campaign: a publication (:func:`source_key`) at one date and, where
+    the locator names a file of a repository (a README, a benchmark page), that file.
+
+    >>> document_key("Google MaxText", "2023-12-15", "MaxText/configs/v4/README.md @ 76bd53b0f, row 1")
+    'Google MaxText (2023-12-15) MaxText/configs/v4/README.md'
+    >>> document_key("Narayanan et al. 2021", "2021-04", "Table 1 (row 1.7B); s5.1")
+    'Narayanan et al. 2021 (2021-04)'
+    """
+    found = re.match(r"[\w./-]+\.(?:md|rst|txt|html|py|sh|ya?ml)\b", str(locator or ""))
+    return f"{source} ({date})" + (f" {found.group(0)}" if found else "")
+
+
+def by_source(cases: list[Case], prior: Assumptions = PRIOR,
+              group=lambda c: c.document) -> pd.DataFrame:
+    """Leave-one-source-out errors, next to the in-sample ones, per source document. [%]
+
+    For each source (by default a document: a publication at one date), the whole
+    calibration is refitted on the other sources' cases (:func:`held_out`) and predicts
+    the held-out source's; ``all`` pools every held-out figure. Cases whose framework is
+    not stated are never fitted and are left out.
 
     Returns
     -------
@@ -340,22 +484,39 @@ def by_source(cases: list[Case], prior: Assumptions = PRIOR) -> pd.DataFrame:
     ``in_sample_worst_pct``, ``held_out_mape_pct``, ``held_out_worst_pct`` (the in-sample
     columns use one fit on all cases).
     """
-    everything = fit(cases, prior)
-    rows, pooled_in, pooled_out = [], [], []
-    for src in sorted({c.source for c in cases}):
-        test = [c for c in cases if c.source == src]
-        train = [c for c in cases if c.source != src]
-        inside = np.abs(np.expm1(residuals(test, everything))) * 100.0
-        outside = np.abs(np.expm1(residuals(test, fit(train, prior)))) * 100.0
-        pooled_in.extend(inside)
-        pooled_out.extend(outside)
-        rows.append((src, len(test), len(inside), inside.mean(), inside.max(), outside.mean(),
-                     outside.max()))
-    rows.append(("all", len(cases), len(pooled_in), np.mean(pooled_in), np.max(pooled_in),
-                 np.mean(pooled_out), np.max(pooled_out)))
+    own = own_frameworks(cases)
+    fitted = [c for c in cases if fitted_stage(c, own) != "none"]
+    inside = errors_under(fitted, fit_all(cases, prior)).assign(
+        group=[group(c) for c in fitted for _ in c.targets])
+    outside = held_out(cases, group, prior)
+    rows = []
+    for g, part in inside.groupby("group", sort=True):
+        out = outside.loc[outside["group"] == g, "error_pct"].abs()
+        ins = part["error_pct"].abs()
+        rows.append((g, part["case"].nunique(), len(part), ins.mean(), ins.max(), out.mean(),
+                     out.max()))
+    ins, out = inside["error_pct"].abs(), outside["error_pct"].abs()
+    rows.append(("all", inside["case"].nunique(), len(inside), ins.mean(), ins.max(),
+                 out.mean(), out.max()))
     return pd.DataFrame(rows, columns=["source", "cases", "figures", "in_sample_mape_pct",
                                        "in_sample_worst_pct", "held_out_mape_pct",
                                        "held_out_worst_pct"]).set_index("source")
+
+
+def framework_loo_errors(cases: list[Case], f: Fit) -> pd.DataFrame:
+    """Each case of a fitted framework predicted by its factor refitted without it (the
+    shared constants of ``f`` held; borrowed when the rest falls below the rule):
+    ``case``, signed ``error_pct``. [%]"""
+    rows = []
+    for key in sorted(f.own):
+        mine = [c for c in cases if c.stack == key]
+        for i, case in enumerate(mine):
+            rest = mine[:i] + mine[i + 1:]
+            refit = fit_frameworks(rest, f.assumptions, own_frameworks(rest))
+            factors = {**f.factors, key: refit.get(key, REFERENCE_FACTOR)}
+            e = np.expm1(residuals([case], f.assumptions, factors)) * 100.0
+            rows.extend((case.case, float(x)) for x in e)
+    return pd.DataFrame(rows, columns=["case", "error_pct"])
 
 
 def prepare_cases(runs: pd.DataFrame | None = None, prior: Assumptions = PRIOR) -> list[Case]:
@@ -379,9 +540,25 @@ def data_version() -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def calibration_record(a: Assumptions, metrics: dict, sources: pd.DataFrame,
-                       accelerators: pd.DataFrame) -> dict:
+def by_group(errors: pd.DataFrame, key: pd.Series) -> pd.DataFrame:
+    """Figures, cases, MAPE and worst |error| of ``errors`` (``case``, ``error_pct``) per
+    value of ``key`` (case id -> group). [%]"""
+    t = errors.assign(group=errors["case"].map(key), abs_pct=errors["error_pct"].abs())
+    return t.groupby("group").agg(cases=("case", "nunique"), figures=("case", "size"),
+                                  mape_pct=("abs_pct", "mean"), worst_pct=("abs_pct", "max"))
+
+
+def _rounded(table: pd.DataFrame) -> dict:
+    """A :func:`by_group` table as JSON: counts as integers, percentages to 0.01."""
+    return {str(k): {c: (int(v) if c in ("cases", "figures") else round(float(v), 2))
+                     for c, v in row.items()} for k, row in table.iterrows()}
+
+
+def calibration_record(fitted: Fit, metrics: dict, sources: pd.DataFrame,
+                       accelerators: pd.DataFrame, frameworks: dict,
+                       families: pd.DataFrame, reference_families: list) -> dict:
     """What ``data/calibration.json`` holds for a fit (see :mod:`traincost.calibration`)."""
+    a = fitted.assumptions
     held = ("cases", "figures", "in_sample_mape_pct", "in_sample_worst_pct",
             "held_out_mape_pct", "held_out_worst_pct")
     return {
@@ -392,6 +569,8 @@ def calibration_record(a: Assumptions, metrics: dict, sources: pd.DataFrame,
         "data_version": data_version(),
         "data_version_of": "sha256[:12] of data/published_runs.csv",
         "constants": {k: float(getattr(a, k)) for k in (*FREE, *FP8_FREE)},
+        "frameworks": frameworks,
+        "reference_families": reference_families,
         "metrics": metrics,
         "by_source_columns": list(held),
         "by_source": {src: [int(r.cases), int(r.figures)]
@@ -402,6 +581,7 @@ def calibration_record(a: Assumptions, metrics: dict, sources: pd.DataFrame,
                             "loo_mape_pct": round(float(r.loo_mape_pct), 2),
                             "loo_worst_pct": round(float(r.loo_worst_pct), 2)}
                            for (acc, group), r in accelerators.iterrows()],
+        "by_family": _rounded(families),
     }
 
 
@@ -414,6 +594,16 @@ def write_calibration(record: dict, path: Path | None = None) -> Path:
     return path
 
 
+def shared_cases(cases: list[Case]) -> list[Case]:
+    """The cases that fit the shared constants (:func:`fitted_stage` ``shared``)."""
+    own = own_frameworks(cases)
+    return [c for c in cases if fitted_stage(c, own) == "shared"]
+
+
+def _pct(x: float) -> float:
+    return round(float(x), 2)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m traincost.calibrate")
     parser.add_argument("--folds", type=int, default=5)
@@ -423,9 +613,11 @@ def main(argv=None) -> int:
                         help="write the fit to data/calibration.json")
     args = parser.parse_args(argv)
     every = prepare_cases()
-    cases = [c for c in every if not is_fp8(c)]     # stage 1: bf16/fp16 runs
-    fp8_cases = [c for c in every if is_fp8(c)]     # stage 2: fp8 runs, FP8_FREE only
+    shared = shared_cases(every)
+    cases = [c for c in shared if not is_fp8(c)]     # stage 1: bf16/fp16 runs
+    fp8_cases = [c for c in shared if is_fp8(c)]     # stage 2: fp8 runs, FP8_FREE only
     prior_mape, prior_worst = mape(cases, PRIOR)
+    whole = fit_all(every)
     fitted = fit(cases)
     in_mape, in_worst = mape(cases, fitted)
     loo = leave_one_out_errors(cases, start=fitted)
@@ -434,46 +626,81 @@ def main(argv=None) -> int:
     t_mape, t_worst, t_case = loo_summary(target)
     spread = np.array([kfold(cases, args.folds, seed=seed, start=fitted)
                        for seed in range(args.seeds)])
-    sources = by_source(cases)
+    sources = by_source(every)
+    publications = by_source(every, group=lambda c: c.source)
+    lofo = held_out(every, lambda c: c.framework, skip=(catalog.REFERENCE_FRAMEWORK,))
     metrics = {"cases": len(cases), "targets": int(sum(len(c.targets) for c in cases)),
-               "prior_mape_pct": round(prior_mape, 2), "prior_worst_pct": round(prior_worst, 2),
-               "in_sample_mape_pct": round(in_mape, 2), "in_sample_worst_pct": round(in_worst, 2),
-               "loo_mape_pct": round(loo_mape, 2), "loo_worst_pct": round(loo_worst, 2),
+               "prior_mape_pct": _pct(prior_mape), "prior_worst_pct": _pct(prior_worst),
+               "in_sample_mape_pct": _pct(in_mape), "in_sample_worst_pct": _pct(in_worst),
+               "loo_mape_pct": _pct(loo_mape), "loo_worst_pct": _pct(loo_worst),
                "loo_worst_case": loo_case,
                "loo_target_cases": int(target["case"].nunique()),
-               "loo_target_mape_pct": round(t_mape, 2), "loo_target_worst_pct": round(t_worst, 2),
+               "loo_target_mape_pct": _pct(t_mape), "loo_target_worst_pct": _pct(t_worst),
                "loo_target_worst_case": t_case,
                "cv_folds": args.folds, "cv_seeds": args.seeds,
-               "cv_mape_pct": round(float(spread[:, 0].mean()), 2),
-               "cv_worst_median_pct": round(float(np.median(spread[:, 1])), 2),
-               "cv_worst_min_pct": round(float(spread[:, 1].min()), 2),
-               "cv_worst_pct": round(float(spread[:, 1].max()), 2),
-               "loso_mape_pct": round(float(sources.loc["all", "held_out_mape_pct"]), 2),
-               "loso_worst_pct": round(float(sources.loc["all", "held_out_worst_pct"]), 2)}
+               "cv_mape_pct": _pct(spread[:, 0].mean()),
+               "cv_worst_median_pct": _pct(np.median(spread[:, 1])),
+               "cv_worst_min_pct": _pct(spread[:, 1].min()),
+               "cv_worst_pct": _pct(spread[:, 1].max()),
+               "fitted_cases": int(sources.loc["all", "cases"]),
+               "loso_sources": len(sources) - 1,
+               "loso_mape_pct": _pct(sources.loc["all", "held_out_mape_pct"]),
+               "loso_worst_pct": _pct(sources.loc["all", "held_out_worst_pct"]),
+               "lopo_publications": len(publications) - 1,
+               "lopo_mape_pct": _pct(publications.loc["all", "held_out_mape_pct"]),
+               "lopo_worst_pct": _pct(publications.loc["all", "held_out_worst_pct"]),
+               "lofo_cases": int(lofo["case"].nunique()),
+               "lofo_mape_pct": _pct(lofo["error_pct"].abs().mean()),
+               "lofo_worst_pct": _pct(lofo["error_pct"].abs().max())}
     errors = [loo]
     if fp8_cases:
         fp8_loo = fp8_leave_one_out_errors(fp8_cases, fitted)
         errors.append(fp8_loo)
         f_in, f_in_worst, f_loo, f_loo_worst = fp8_errors(fp8_cases, fitted, fp8_loo)
         metrics.update({"fp8_cases": len(fp8_cases),
-                        "fp8_prior_mape_pct": round(mape(fp8_cases, fitted)[0], 2),
-                        "fp8_in_sample_mape_pct": round(f_in, 2),
-                        "fp8_in_sample_worst_pct": round(f_in_worst, 2),
-                        "fp8_loo_mape_pct": round(f_loo, 2),
-                        "fp8_loo_worst_pct": round(f_loo_worst, 2)})
-        fitted = fit_fp8(fp8_cases, fitted)
+                        "fp8_prior_mape_pct": _pct(mape(fp8_cases, fitted)[0]),
+                        "fp8_in_sample_mape_pct": _pct(f_in),
+                        "fp8_in_sample_worst_pct": _pct(f_in_worst),
+                        "fp8_loo_mape_pct": _pct(f_loo),
+                        "fp8_loo_worst_pct": _pct(f_loo_worst)})
+    fw_loo = framework_loo_errors(every, whole)
+    unfitted = errors_under([c for c in every if fitted_stage(c, whole.own) == "none"], whole)
+    metrics.update({"unfitted_cases": int(unfitted["case"].nunique()),
+                    "unfitted_mape_pct": _pct(unfitted["error_pct"].abs().mean())
+                    if len(unfitted) else float("nan")})
+    frameworks = {}
+    runs = catalog.published_runs()
+    key_of = {c.case: c.stack for c in every}
+    for key in sorted(whole.own):
+        mine = [c for c in every if c.stack == key]
+        e = fw_loo[fw_loo["case"].map(key_of) == key]["error_pct"].abs()
+        lo = lofo[lofo["case"].map(key_of) == key]["error_pct"].abs()
+        frameworks[key] = {"factor": whole.factors[key], "runs": len(mine),
+                           "documents": len({c.document for c in mine}),
+                           "loo_mape_pct": _pct(e.mean()), "loo_worst_pct": _pct(e.max()),
+                           "held_out_framework_mape_pct": _pct(lo.mean())}
+    pooled = pd.concat([*errors, fw_loo, unfitted], ignore_index=True)
+    families = by_group(pooled, runs["accelerator"].map(catalog.accelerator_family))
     print("fitted constants (prior -> fitted):")
     for k in (*FREE, *FP8_FREE):
-        print(f"  {k:28s} {getattr(PRIOR, k):8.4g} -> {getattr(fitted, k):8.4g}")
+        print(f"  {k:28s} {getattr(PRIOR, k):8.4g} -> {getattr(whole.assumptions, k):8.4g}")
+    print("framework factors (fitted on each framework's own runs):")
+    for fw, row in frameworks.items():
+        print(f"  {fw:28s} {row}")
     for k, v in metrics.items():
         print(f"  {k:28s} {v}")
-    print("leave one source out (fit on the other sources, predict this one) [%]:")
+    print("leave one source document out (fit on the others, predict this one) [%]:")
     print(sources.round(2).to_string())
-    accelerators = by_accelerator(pd.concat(errors, ignore_index=True))
-    print("leave one out, per accelerator and precision group [%]:")
+    print("leave one out (stages 1-3) per accelerator family, unfitted runs included [%]:")
+    print(families.round(2).to_string())
+    accelerators = by_accelerator(pd.concat([*errors, fw_loo], ignore_index=True))
+    print("leave one out, per accelerator and precision group (fitted runs) [%]:")
     print(accelerators.round(2).to_string())
     if args.write:
-        path = write_calibration(calibration_record(fitted, metrics, sources, accelerators))
+        ref = sorted({catalog.accelerator_family(str(runs.loc[c.case, "accelerator"]))
+                      for c in shared})
+        path = write_calibration(calibration_record(whole, metrics, sources, accelerators,
+                                                    frameworks, families, ref))
         print("wrote", path)
     return 0
 

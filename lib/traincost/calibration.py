@@ -44,3 +44,13 @@ BY_SOURCE: dict = {k: tuple(v) for k, v in _RECORD["by_source"].items()}
 BY_ACCELERATOR: dict = {(r["accelerator"], r["precision_group"]):
                         (r["cases"], r["figures"], r["loo_mape_pct"], r["loo_worst_pct"])
                         for r in _RECORD["by_accelerator"]}
+#: fitted framework efficiency factors: "<framework> on <family>" -> {"factor", "runs",
+#: "documents", ...} (those with too few runs are absent and borrow the reference value,
+#: catalog.framework_factor)
+FRAMEWORKS: dict = dict(_RECORD.get("frameworks", {}))
+#: accelerator families the reference framework's runs cover (an unstated framework on
+#: another family takes the factor of the one framework fitted there)
+REFERENCE_FAMILIES: tuple = tuple(_RECORD.get("reference_families", ()))
+#: leave-one-out of every stage per accelerator family (runs no fit uses included):
+#: family -> {"cases", "figures", "mape_pct", "worst_pct"} [%]
+BY_FAMILY: dict = dict(_RECORD.get("by_family", {}))

@@ -18,6 +18,7 @@ from importlib import resources
 
 import pandas as pd
 
+from . import calibration
 from .assumptions import DEFAULT
 from .inputs import Accelerator, Site, Workload
 from .units import GRAMS_PER_KG, LBS_PER_KG, TERA
@@ -245,6 +246,79 @@ def model(model_id: str, *, seq_len: int | None = None, global_batch: int = 1024
     if tokens is not None:
         kw["tokens"] = tokens                    # else the Workload's default
     return Workload(seq_len=seq_len, global_batch=global_batch, name=str(row["name"]), **kw)
+
+
+#: the framework whose runs fix traincost's shared efficiency constants (factor 1)
+REFERENCE_FRAMEWORK = "megatron"
+
+
+@functools.cache
+def frameworks() -> pd.DataFrame:
+    """Training frameworks (``data/frameworks.csv``), indexed by id: the defaults each one
+    implies (attention kernel, overlaps, sharding) and its notes and sources."""
+    return read_table("frameworks").set_index("id")
+
+
+def framework(framework_id: str) -> pd.Series:
+    """One framework's row; ValueError naming ``framework`` and the known ids otherwise."""
+    table = frameworks()
+    if framework_id not in table.index:
+        raise ValueError(f"framework: {framework_id!r} is not one of {', '.join(table.index)}")
+    return table.loc[framework_id]
+
+
+def accelerator_family(accelerator_id: str) -> str:
+    """The accelerator's family: its vendor's first word (NVIDIA, AMD, Google, Intel, AWS).
+
+    >>> accelerator_family("gaudi2"), accelerator_family("tpu-v5p")
+    ('Intel', 'Google')
+    """
+    return str(accelerators().loc[accelerator_id, "vendor"]).split()[0]
+
+
+def factor_key(framework_id: str, accelerator_id: str) -> str:
+    """The name a framework's efficiency factor is fitted and stored under: the framework
+    on one accelerator family (XLA on TPUs and XLA on GPUs are different compilers, and on
+    TPUs, where MaxText is the only published stack, the factor also carries the matmul
+    ceiling no public measurement states).
+
+    >>> factor_key("maxtext", "tpu-v5p")
+    'maxtext on Google'
+    """
+    return f"{framework_id} on {accelerator_family(accelerator_id)}"
+
+
+def framework_factor(framework_id: str, accelerator_id: str) -> tuple[float, str]:
+    """(factor, status) of a framework's in-model matmul efficiency on an accelerator's
+    family, relative to the reference framework's (:data:`REFERENCE_FRAMEWORK`). [-]
+
+    ``status`` is ``reference`` (factor 1 by definition: the shared constants are fitted on
+    its runs, and a run that states no framework, ``unspecified``, gets them too, on a
+    family the reference framework has runs on; on another family, e.g. TPUs, it gets the
+    factor of the one framework fitted there),
+    ``fitted`` (fitted on the framework's own published runs, at least
+    ``calibrate.FRAMEWORK_MIN_RUNS`` runs from ``calibrate.FRAMEWORK_MIN_DOCUMENTS``
+    documents: data/calibration.json) or ``borrowed`` (too few runs: the reference value,
+    flagged in the estimate's caveats).
+
+    >>> framework_factor("megatron", "h100-sxm5-80gb")
+    (1.0, 'reference')
+    """
+    framework(framework_id)
+    family = accelerator_family(accelerator_id)
+    if framework_id == "unspecified" and family not in calibration.REFERENCE_FAMILIES:
+        # no reference-framework run on this family (TPUs): the one framework fitted on it,
+        # if there is exactly one, is the family's calibrated stack
+        own = [k for k in calibration.FRAMEWORKS if k.endswith(f" on {family}")]
+        if len(own) == 1:
+            return float(calibration.FRAMEWORKS[own[0]]["factor"]), "fitted"
+        return 1.0, "borrowed"
+    if framework_id in (REFERENCE_FRAMEWORK, "unspecified"):
+        return 1.0, "reference"
+    fitted = calibration.FRAMEWORKS.get(factor_key(framework_id, accelerator_id))
+    if fitted is None:
+        return 1.0, "borrowed"
+    return float(fitted["factor"]), "fitted"
 
 
 @functools.cache

@@ -40,9 +40,11 @@ def _zero3_across_nodes(est) -> bool:
 def _zero3_says(est) -> str:
     return (f"ZeRO-3 gathers the weights across nodes (dp={_dp(est)} spans more than one "
             f"{est.accelerator.scaleup_domain_devices}-device scale-up domain): the model "
-            "runs them at one device's network share, as DeepSpeed ZeRO-3 measured in "
-            "Megatron-LM SC21 Table 2; PyTorch FSDP runs (MosaicML llm-foundry) were about "
-            "twice as fast. Treat this step time as the slow end.")
+            "runs them as NCCL's two-level rings do, each device of a node over its own NIC "
+            "(traincost.comm.link), which matches PyTorch FSDP runs (torchtitan, MosaicML "
+            "llm-foundry); DeepSpeed's 2021 ZeRO-3 ran 2-3x slower than that at 768-2,240 "
+            "GPUs (Megatron-LM SC21 Table 2). With an older or less tuned stack, treat this "
+            "step time as the fast end.")
 
 
 def _fp8_says(est) -> str:
@@ -154,11 +156,41 @@ def _moe_says(est) -> str:
             "time as the fast end.")
 
 
+def _framework_status(est) -> str:
+    return catalog.framework_factor(est.workload.framework, est.accelerator.id)[1]
+
+
+def _borrowed_says(est) -> str:
+    fw = est.workload.framework
+    family = catalog.accelerator_family(est.accelerator.id)
+    if fw == "unspecified":
+        return (f"framework not given: on {family} accelerators no framework has enough "
+                "published runs to fit its efficiency, so the Megatron-Core/NeMo "
+                "calibration's is used; name the stack with --framework where it is known.")
+    return (f"framework {fw}: too few published runs on {family} accelerators (at least 3 in "
+            "2 documents) to fit its efficiency, so the Megatron-Core/NeMo calibration's is "
+            "used; its implied defaults (data/frameworks.csv) still apply.")
+
+
+def _fitted_says(est) -> str:
+    fw = est.workload.framework
+    factor = catalog.framework_factor(fw, est.accelerator.id)[0]
+    who = "an unstated framework on this family" if fw == "unspecified" else fw
+    return (f"framework: {who} runs its GEMMs at {factor:.2f}x the Megatron-Core/NeMo "
+            "calibration's efficiency, fitted on its own published runs (data/calibration.json "
+            "frameworks; `traincost validate` lists their errors).")
+
+
 #: the caveats, in the order an estimate lists them
 RULES = (
+    Rule("framework-borrowed", lambda est: _framework_status(est) == "borrowed",
+         _borrowed_says, "traincost.calibrate.own_frameworks (issue 21's evidence rule)"),
+    Rule("framework-fitted", lambda est: _framework_status(est) == "fitted",
+         _fitted_says, "traincost.calibrate.fit_frameworks (data/calibration.json)"),
     Rule("zero3-across-nodes", _zero3_across_nodes, _zero3_says,
-         "Narayanan et al. SC21 Table 2 (DeepSpeed ZeRO-3, the one source of the fit, "
-         "traincost.calibrate.by_source); MosaicML llm-foundry's FSDP benchmarks on H100"),
+         "AWS awsome-distributed-training nccl-tests (two-level all-reduce); torchtitan and "
+         "llm-foundry FSDP runs; Narayanan et al. SC21 Table 2 (DeepSpeed ZeRO-3, a model "
+         "gap)"),
     Rule("fp8", lambda est: est.precision == "fp8" and est.accelerator.fp8_units, _fp8_says,
          "NVIDIA NeMo H100 FP8 benchmarks (traincost.calibrate.fit_fp8)"),
     Rule("fp8-without-faster-units",

@@ -105,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--json", action="store_true")
 
     cat = sub.add_parser("catalog", help="list accelerators, models, regions or PUE")
-    cat.add_argument("table", choices=("accelerators", "models", "regions", "pue"))
+    cat.add_argument("table", choices=("accelerators", "models", "regions", "pue", "frameworks"))
     cat.add_argument("--json", action="store_true")
     return parser
 
@@ -187,6 +187,17 @@ def _catalog(table: str) -> pd.DataFrame:
                                  "vocab", "seq_len", "experts", "top_k", "params_reported"]]
     if table == "pue":
         return catalog.pue_table()[["operator", "pue", "scope", "year", "source"]]
+    if table == "frameworks":
+        from .calibration import FRAMEWORKS
+        t = catalog.frameworks()[["name", "attention_kernel", "overlap", "zero"]].copy()
+        t["fitted_factors"] = [", ".join(f"{k.split(' on ')[1]} {r['factor']:.2f} "
+                                         f"({r['runs']} runs)"
+                                         for k, r in FRAMEWORKS.items()
+                                         if k.startswith(f"{fid} on ")) or
+                               ("1 (reference)" if fid in (catalog.REFERENCE_FRAMEWORK,
+                                                           "unspecified") else "borrowed")
+                               for fid in t.index]
+        return t
     return catalog.regions()[["kind", "name", "grid_gco2e_per_kwh", "year", "source"]]
 
 
@@ -254,10 +265,33 @@ def _validate(args) -> None:
               f"{METRICS['cv_mape_pct']}% "
               f"{METRICS['cv_folds']}-fold (worst {METRICS['cv_worst_min_pct']}-"
               f"{METRICS['cv_worst_pct']}% over {METRICS['cv_seeds']} random splits), "
-              f"{METRICS['loso_mape_pct']}% holding out one source at a time, "
               f"over {METRICS['cases']} cases; fp8 stage: {METRICS['fp8_loo_mape_pct']}% "
               f"leave-one-out over {METRICS['fp8_cases']} fp8 runs (worst "
               f"{METRICS['fp8_loo_worst_pct']}%); `python -m traincost.calibrate` refits")
+        _print_held_out(METRICS)
+
+
+def _print_held_out(metrics: dict) -> None:
+    """The calibration's held-out errors beside leave-one-out: by source document, by
+    publication and by framework, then per framework factor and accelerator family."""
+    from .calibration import BY_FAMILY, FRAMEWORKS
+    m = metrics
+    print(f"every fitted run ({m['fitted_cases']}, the frameworks' own factors included): "
+          f"{m['loso_mape_pct']}% holding out one source document at a time "
+          f"({m['loso_sources']} documents, worst {m['loso_worst_pct']}%), "
+          f"{m['lopo_mape_pct']}% one publication at a time, {m['lofo_mape_pct']}% holding "
+          f"out a whole framework ({m['lofo_cases']} runs of the frameworks with a factor of "
+          f"their own, predicted with the reference's; worst {m['lofo_worst_pct']}%); "
+          f"runs no fit uses (framework not stated or too few runs): "
+          f"{m['unfitted_mape_pct']}% over {m['unfitted_cases']}")
+    for key, r in FRAMEWORKS.items():
+        print(f"  framework {key}: factor {r['factor']:.3f} from {r['runs']} runs in "
+              f"{r['documents']} documents; leave-one-out {r['loo_mape_pct']}% "
+              f"(worst {r['loo_worst_pct']}%), {r['held_out_framework_mape_pct']}% with the "
+              f"reference factor")
+    for family, r in BY_FAMILY.items():
+        print(f"  {family}: {r['cases']} runs, leave-one-out {r['mape_pct']}% "
+              f"(worst {r['worst_pct']}%)")
 
 
 def _device_counts(text):

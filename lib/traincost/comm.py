@@ -5,7 +5,8 @@ All functions broadcast over numpy arrays.
 Ranks are ordered tp (innermost), cp, ep, dp, pp (outermost), as Megatron-Core orders
 its process groups. A group of ``n`` ranks spaced ``stride`` apart stays inside one
 scale-up domain when ``n * stride <= domain``; otherwise its ring crosses the scale-out
-fabric and runs at that fabric's per-device bandwidth.
+fabric, whose NICs the group's ranks in each domain share the collective over
+(:func:`link`).
 
 References
 ----------
@@ -37,9 +38,29 @@ def crosses_domain(n, stride, domain):
     return n * stride > domain
 
 
+def ranks_per_domain(n, stride, domain):
+    """How many of a group's ``n`` ranks, ``stride`` apart, share one scale-up domain. [-]
+
+    >>> [int(ranks_per_domain(n, stride, 8)) for n, stride in ((64, 1), (64, 2), (8, 8), (4, 1))]
+    [8, 4, 1, 4]
+    """
+    return np.maximum(1, np.minimum(n, domain // np.maximum(stride, 1)))
+
+
 def link(n, stride, domain, scaleup_bytes_per_s, scaleout_bytes_per_s, scaleup_eff,
-         scaleout_eff, scaleup_latency_s, scaleout_latency_s):
+         scaleout_eff, scaleup_latency_s, scaleout_latency_s, hierarchical=True):
     """Bandwidth and latency a group of ``n`` ranks, ``stride`` apart, communicates at.
+
+    A ring collective (all-reduce, all-gather, reduce-scatter) whose group crosses domains
+    runs in two levels, as NCCL runs it: inside each domain over the scale-up links, and
+    between domains each of the ``g`` ranks a domain holds (:func:`ranks_per_domain`) moves
+    its 1/g share over its own NIC, one ring per rail. The fabric then carries the
+    collective at ``g`` times one device's NIC rate, up to the scale-up rate:
+    ``min(g B_out eff_out, B_up eff_up)``. With ``hierarchical=False`` (all-to-all, whose
+    every rank sends its own data off the domain) one device's NIC rate. Measured: 2 x 8
+    H100 over EFA at 50 GB/s per GPU all-reduce at 487 GB/s bus bandwidth, where one NIC's
+    rate would cap it at 50 (AWS awsome-distributed-training, micro-benchmarks/nccl-tests
+    README; Bekman, ML Engineering, network/benchmarks: 4 x 8 B200, 377 GB/s).
 
     Parameters
     ----------
@@ -57,7 +78,9 @@ def link(n, stride, domain, scaleup_bytes_per_s, scaleout_bytes_per_s, scaleup_e
     (bytes_per_s, latency_s) achieved by the group. [bytes/s], [s]
     """
     inside = np.logical_not(crosses_domain(n, stride, domain))
-    bw = np.where(inside, scaleup_bytes_per_s * scaleup_eff, scaleout_bytes_per_s * scaleout_eff)
+    up = scaleup_bytes_per_s * scaleup_eff
+    rails = ranks_per_domain(n, stride, domain) if hierarchical else 1
+    bw = np.where(inside, up, np.minimum(rails * scaleout_bytes_per_s * scaleout_eff, up))
     lat = np.where(inside, scaleup_latency_s, scaleout_latency_s)
     return bw, lat
 

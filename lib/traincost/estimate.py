@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 from . import calibration, caveats, layout, options
-from .assemble import STACK_INPUTS, as_accelerator, columns, fixed_knobs, job_inputs
+from .assemble import (STACK_INPUTS, as_accelerator, columns, fixed_knobs, framework_knobs,
+                       job_inputs)
 from .catalog import precision_group
 from .assumptions import DEFAULT, Assumptions, describe
 from .inputs import OVERLAP_KINDS, Accelerator, ParallelConfig, Site, Workload
@@ -258,7 +259,7 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
         precision = acc.default_precision
     acc.peak_flop_per_s(precision)                      # raises for a missing precision
     layout_given = {k: given[k] for k in options.LAYOUT_INPUTS}
-    fixed = fixed_knobs(**layout_given)
+    fixed = framework_knobs(fixed_knobs(**layout_given), workload)
     open_knobs = tuple(k for k, val in fixed.items() if val is None)
     if not open_knobs:
         lay = {k: np.asarray([v]) for k, v in fixed.items()}

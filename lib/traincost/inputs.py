@@ -349,6 +349,10 @@ class Workload:
         4 bytes per parameter, as NeMo's ``distributed_fused_adam`` runs with ``dtype:
         bf16`` on bf16 weights (``store_params`` off: optimizer and model dtypes are
         equal). [-]
+    framework : str
+        Training framework, an id of ``data/frameworks.csv`` (``traincost catalog
+        frameworks``): its fitted efficiency factor scales the in-model matmul efficiency
+        (``unspecified``, the default: the reference framework's, Megatron-Core). [-]
     name : str
         Label. [-]
     """
@@ -387,6 +391,7 @@ class Workload:
     balanced_pipeline: bool = False
     fp8_activations: bool = False
     optimizer_state: str = "fp32"
+    framework: str = "unspecified"
     name: str = "custom"
 
     def __post_init__(self):

@@ -24,7 +24,7 @@ from .units import (GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH, SECOND
 INPUT_COLUMNS = (
     # accelerator (at the chosen precision)
     "peak_flop_per_s", "mamf_fraction", "fp8", "fp8_units", "attention_flop_per_s",
-    "attention_kv_tokens",
+    "attention_kv_tokens", "framework_matmul_factor", "mamf_measured",
     "hbm_bytes", "hbm_bytes_per_s", "tdp_w", "idle_w", "power_cap_w",
     "scaleup_domain_devices", "scaleup_bytes_per_s", "scaleout_bytes_per_s",
     "price_usd_per_h", "capex_usd", "embodied_kgco2e", "bytes_per_element",
@@ -52,6 +52,7 @@ OUTPUTS = (
     ("num_microbatches", "-", "micro-batches per step per replica"),
     ("step_time_s", "s", "time of one optimizer step"),
     ("tokens_per_s", "tokens/s", "training throughput of the whole job"),
+    ("tokens_per_s_per_device", "tokens/s", "training throughput per device"),
     ("mfu", "-", "model FLOP utilisation of the dense peak at the precision"),
     ("hfu", "-", "hardware FLOP utilisation (recompute counted)"),
     ("model_flop_per_s_per_device", "FLOP/s", "model FLOP/s achieved per device"),
@@ -291,7 +292,10 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
     # the fitted fp8 share applies to fp8 GEMMs at their own, faster peak (H100's); where the
     # fp8 peak is no higher than bf16's the GEMMs run as bf16 ones do, on half the bytes
     flop_rate = performance.achieved_matmul_rate(
-        c["peak_flop_per_s"], c["mamf_fraction"], a.in_model_matmul_fraction,
+        c["peak_flop_per_s"], c["mamf_fraction"],
+        performance.framework_matmul_fraction(
+            a.in_model_matmul_fraction, c["framework_matmul_factor"],
+            np.where(c["mamf_measured"], 1.0, 1.0 / c["mamf_fraction"])),
         c["fp8"] & c["fp8_units"], a.fp8_matmul_fraction, clock)
     tokens_mb = g.tokens_mb
     attn_w = workload.attention_weights(h, heads, kv, d, mla=mla, q_lora_rank=c["q_lora_rank"],
@@ -389,7 +393,7 @@ def microbatch_comm_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: Simple
             g.full_rc, g.act_e) * (1 - a.cp_overlap_fraction)
     ep_mb = 0.0                                      # no MoE layers
     if g.moe:
-        bw_ep, lat_ep = comm.link(ep, t * cp, *net)
+        bw_ep, lat_ep = comm.link(ep, t * cp, *net, hierarchical=False)   # all-to-all
         copies = comm.ep_token_copies(c["top_k"], c["route_nodes"], ep, t * cp,
                                       c["scaleup_domain_devices"])
         # an MTP module's MoE block, like its compute, spread over the stages
@@ -527,6 +531,7 @@ def footprint_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamesp
         "num_microbatches": g.m,
         "step_time_s": step_time,
         "tokens_per_s": tokens_per_s,
+        "tokens_per_s_per_device": tokens_per_s / n,
         "mfu": model_flop_s / peak,
         "hfu": hw_flop_s / peak,
         "model_flop_per_s_per_device": model_flop_s,
@@ -566,6 +571,7 @@ def report_units(out: dict) -> dict:
         "num_microbatches": out["num_microbatches"],
         "step_time_s": out["step_time_s"],
         "tokens_per_s": out["tokens_per_s"],
+        "tokens_per_s_per_device": out["tokens_per_s_per_device"],
         "mfu": out["mfu"],
         "hfu": out["hfu"],
         "model_tflops_per_device": out["model_flop_per_s_per_device"] / TERA,

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import catalog
 from .assumptions import DEFAULT
 from .inputs import (ATTENTION_KERNELS, OPTIMIZER_STATES, PRECISIONS, PRICE_MODELS,
                      RECOMPUTE_MODES)
@@ -139,6 +140,9 @@ INPUTS = (
     _o("heads", "workload", "Workload", "int", "-", "attention heads a", maximum=MAX_HIDDEN),
     _o("kv_heads", "workload", "Workload", "int", "-", "key/value heads (GQA); default = heads",
        maximum=MAX_HIDDEN),
+    _o("head_dim", "workload", "Workload", "int", "-",
+       "attention head size d where heads x d differs from hidden (Gemma, MaxText's "
+       "synthetic models); default hidden / heads, or the preset's", maximum=MAX_HIDDEN),
     _o("ffn_hidden", "workload", "Workload", "int", "-", "MLP inner size; default 4h",
        maximum=MAX_FFN),
     _o("vocab", "workload", "Workload", "int", "-", "vocabulary size (default 51200)",
@@ -180,6 +184,11 @@ INPUTS = (
        f"{DEFAULT.optimizer_bytes_per_param:g} B/param) or bf16 (bf16 momentum and variance, "
        f"no fp32 master, {DEFAULT.optimizer_bf16_bytes_per_param:g} B/param; NeMo "
        "distributed_fused_adam with dtype bf16)", choices=OPTIMIZER_STATES),
+    _o("framework", "stack", "Stack", "choice", "-",
+       "training framework (see `traincost catalog frameworks`): its efficiency factor, "
+       "fitted on its published runs, and the defaults it implies (attention kernel, "
+       "overlaps, sharding) where not given; unspecified (default): the Megatron-Core/NeMo "
+       "calibration's", choices=tuple(catalog.frameworks().index)),
     # the parallel layout (None: searched)
     _o("micro_batch", "layout", "ParallelConfig", "int", "sequences",
        "sequences per micro-batch b"),

@@ -210,6 +210,25 @@ def stack_exposed(time_s, window_s, stack_overlaps, window_fraction, plain_fract
                     time_s * (1 - plain_fraction))
 
 
+def framework_matmul_fraction(in_model_fraction, framework_factor, headroom=1.0):
+    """The share of the device's maximum achievable matmul rate a framework's layers reach. [-]
+
+    ``min(headroom, in_model_fraction * framework_factor)``: the reference framework's
+    in-model fraction (fitted on Megatron-Core/NeMo runs) scaled by the framework's factor
+    (fitted on its own published runs, :func:`traincost.catalog.framework_factor`), at most
+    ``headroom``: 1 where the maximum achievable matmul rate was measured on the device (no
+    layer's GEMMs beat it), peak / assumed MAMF where it was not (no GEMM beats the peak).
+
+    >>> float(framework_matmul_fraction(0.72, 0.8))
+    0.576
+    >>> float(framework_matmul_fraction(0.72, 1.5))
+    1.0
+    >>> float(framework_matmul_fraction(0.72, 1.5, 1 / 0.8))
+    1.08
+    """
+    return np.minimum(headroom, in_model_fraction * framework_factor)
+
+
 def achieved_matmul_rate(peak_flop_per_s, mamf_fraction, in_model_fraction, fp8, fp8_fraction,
                          clock_fraction=1.0):
     """The rate a whole layer's GEMMs run at on one device. [FLOP/s]

@@ -41,7 +41,7 @@ import pandas as pd
 from . import catalog, layout, options
 from .assumptions import DEFAULT, Assumptions
 from .assemble import (as_accelerator, check_fp8_activations, columns, fixed_knobs,
-                       job_inputs, power_cap_w)
+                       framework_knobs, job_inputs, power_cap_w)
 from .inputs import Accelerator, Workload, _check_number
 from .model import evaluate, report_units
 from .units import GIB
@@ -426,7 +426,8 @@ def search(accelerators, devices, *, workload: Workload | None = None, site=None
     devices = _device_list(devices)
     workload, site = job_inputs(workload, site, assumptions=assumptions,
                                 **{k: given[k] for k in options.JOB_INPUTS})
-    fixed = fixed_knobs(**{k: given[k] for k in options.LAYOUT_INPUTS})
+    fixed = framework_knobs(fixed_knobs(**{k: given[k] for k in options.LAYOUT_INPUTS}),
+                            workload)
     precision = given["precision"]
     limits, headroom = _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom,
                                     assumptions)

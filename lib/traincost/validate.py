@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from . import catalog, options
-from .assemble import STACK_INPUTS
+from .assemble import STACK_INPUTS, with_stack
 from .assumptions import DEFAULT, Assumptions
 from .estimate import estimate
 from .explore import fixed_layout, model_flop_per_token
@@ -47,6 +47,7 @@ METRICS = (
     ("reported_model_tflops_per_device", "model_tflops_per_device", "throughput"),
     ("reported_mfu", "mfu", "throughput"),
     ("reported_step_time_s", "step_time_s", "throughput"),
+    ("reported_tokens_per_s_per_device", "tokens_per_s_per_device", "throughput"),
     ("reported_device_hours", "device_hours", "device_hours"),
     ("reported_train_days", "train_time_days", "train_days"),
     ("reported_avg_power_w_per_device", "avg_power_w_per_device", "power"),
@@ -75,6 +76,10 @@ def case_inputs(row: pd.Series, assumptions: Assumptions = DEFAULT) -> tuple[dic
         int(catalog.models().loc[row["model_preset"], "seq_len"])
     if _given(row.get("global_batch")):
         batch = int(row["global_batch"])
+    elif _given(row.get("dp")) and _given(row.get("micro_batch")):
+        # a local batch and the data-parallel degree are stated: one micro-batch per step
+        batch = int(row["dp"]) * int(row["micro_batch"])
+        filled.append(f"global batch {batch} (dp x micro-batch, no accumulation)")
     else:
         batch = max(1, int(round(assumptions.validation_default_batch_tokens / seq_len)))
         filled.append(f"global batch {batch}")
@@ -88,8 +93,7 @@ def case_inputs(row: pd.Series, assumptions: Assumptions = DEFAULT) -> tuple[dic
     # the run's software stack, as stated: the table's stack columns (0/1 for flags)
     stack = {k: bool(int(row[k])) if options.option(k).kind == "bool" else str(row[k])
              for k in STACK_INPUTS if _given(row.get(k))}
-    if stack:
-        wl = replace(wl, **stack)
+    wl = with_stack(wl, stack)             # and the defaults the run's framework implies
     if not _given(row.get("tokens")) and _given(row.get("total_flop")):
         # the source states the work, not the tokens (Patterson et al. 2021 Table 4):
         # run as many tokens as make the model FLOP equal to it
@@ -97,6 +101,9 @@ def case_inputs(row: pd.Series, assumptions: Assumptions = DEFAULT) -> tuple[dic
         filled.append(f"tokens {wl.tokens:.3g} (the stated {float(row['total_flop']):.3g} "
                       "FLOP / the model FLOP per token)")
     kwargs = {k: int(row[k]) for k in _LAYOUT if _given(row.get(k))}
+    if "cp" not in kwargs and all(_given(row.get(k)) for k in ("tp", "pp", "dp")) \
+            and int(row["tp"]) * int(row["pp"]) * int(row["dp"]) == devices:
+        kwargs["cp"] = 1                   # tp x pp x dp fill the devices: no context split
     if _given(row.get("recompute")):
         kwargs["recompute"] = str(row["recompute"])
     if _given(row.get("precision")):

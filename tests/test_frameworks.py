@@ -1,0 +1,161 @@
+"""The training framework as an input (issue 21): its data, its factor, its defaults, and
+the bookkeeping of the runs that came with it.
+
+Hand values: the toy of tests/test_model.py (2,496 FLOP per step at 1 FLOP/s of peak), the
+framework rule (at least 3 runs in 2 documents, traincost.calibrate), the sources' own
+numbers quoted in data/published_runs.csv.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from importlib import resources
+
+import pandas as pd
+import pytest
+
+import traincost
+from traincost import calibrate, catalog, model, validate
+from traincost.assemble import with_stack
+from traincost.assumptions import DEFAULT
+from traincost.cli import main
+
+from test_model import toy
+
+RUNS = catalog.published_runs()
+#: id prefixes of the runs that joined with issue 21 (data/candidate_runs.csv before)
+NEW = ("tt-", "mt-", "lf-", "ds-azure-", "gaudi2-", "mi300x-")
+
+
+def test_every_framework_a_run_names_is_in_the_table():
+    named = set(RUNS["framework"].dropna())
+    assert named <= set(catalog.frameworks().index), named - set(catalog.frameworks().index)
+    assert {"unspecified", "megatron", "torchtitan", "maxtext", "llm-foundry", "deepspeed",
+            "optimum-habana"} <= set(catalog.frameworks().index)
+
+
+def test_the_factor_scales_the_matmul_rate_up_to_the_ceiling():
+    # the toy's step is 2,496 FLOP at peak 1 x MAMF 1 x in-model share x factor: half the
+    # factor, twice the compute time
+    rate = DEFAULT.in_model_matmul_fraction
+    half = model.evaluate(toy(framework_matmul_factor=0.5))
+    assert half["step_compute_s"] == pytest.approx(2496 / (0.5 * rate), rel=1e-12)
+    # no layer beats the measured MAMF: factor 10 runs at MAMF itself (share 1)
+    fast = model.evaluate(toy(framework_matmul_factor=10.0))
+    assert fast["step_compute_s"] == pytest.approx(2496 / 1.0, rel=1e-12)
+    # where MAMF is only assumed (0.5 of peak here), the ceiling is the peak: twice MAMF
+    assumed = model.evaluate(toy(framework_matmul_factor=10.0, mamf_fraction=0.5,
+                                 mamf_measured=False))
+    assert assumed["step_compute_s"] == pytest.approx(2496 / 1.0, rel=1e-12)
+
+
+def test_a_framework_implies_its_defaults_unless_given():
+    wl = catalog.model("llama3.1-8b")
+    tt = with_stack(wl, {"framework": "torchtitan"})
+    assert (tt.attention_kernel, tt.overlap) == ("flash", "dp")       # data/frameworks.csv
+    own = with_stack(wl, {"framework": "torchtitan", "attention_kernel": "cudnn"})
+    assert own.attention_kernel == "cudnn"
+    assert with_stack(wl, {"framework": "megatron"}) == replace(wl, framework="megatron")
+    # FSDP frameworks shard as ZeRO-3 when the layout leaves it open
+    est = traincost.estimate("h100-sxm5-80gb", 16, model="llama3.1-8b", global_batch=32,
+                             tokens=1e9, framework="torchtitan", tp=1, pp=1, cp=1)
+    assert est.parallel.zero == 3
+    est = traincost.estimate("h100-sxm5-80gb", 16, model="llama3.1-8b", global_batch=32,
+                             tokens=1e9, framework="torchtitan", tp=1, pp=1, cp=1, zero=1)
+    assert est.parallel.zero == 1
+
+
+def test_a_fitted_framework_is_slower_or_faster_by_its_factor_and_says_so():
+    from traincost import calibration
+    factor = calibration.FRAMEWORKS["torchtitan on NVIDIA"]["factor"]
+    kw = dict(model="llama3.1-8b", global_batch=64, tokens=1e9, tp=1, pp=1, cp=1, zero=3,
+              micro_batch=1, recompute="full", attention_kernel="flash", overlap="dp")
+    ref = traincost.estimate("h100-sxm5-80gb", 8, **kw)
+    tt = traincost.estimate("h100-sxm5-80gb", 8, framework="torchtitan", **kw)
+    assert tt.report["step_compute_s"] > ref.report["step_compute_s"]   # factor < 1
+    assert factor < 1
+    assert any(f"{factor:.2f}x" in c for c in tt.caveats)
+    assert not any(c.startswith("framework") for c in ref.caveats)
+
+
+def test_a_borrowed_framework_says_it_borrows():
+    est = traincost.estimate("gaudi2", 8, model="llama2-7b", global_batch=64, tokens=1e9,
+                             framework="optimum-habana")
+    assert any("optimum-habana: too few published runs on Intel" in c for c in est.caveats)
+    est = traincost.estimate("gaudi2", 8, model="llama2-7b", global_batch=64, tokens=1e9)
+    assert any("framework not given: on Intel" in c for c in est.caveats)
+
+
+def test_cli_framework_and_head_dim(capsys):
+    base = ["estimate", "--accelerator", "tpu-v5p", "--devices", "64", "--layers", "32",
+            "--hidden", "10240", "--heads", "32", "--ffn-hidden", "32768", "--vocab", "32768",
+            "--seq-len", "2048", "--global-batch", "512", "--tokens", "1e10", "--json"]
+    assert main(base + ["--head-dim", "256", "--framework", "maxtext"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["stack"]["framework"] == "maxtext"
+    # attention weights 4 x 10240 x (32 x 256) per layer instead of 4 x 10240^2, and the
+    # Q, K, V biases 3 x 8192 instead of 3 x 10240 (a GPT-style, non-gated custom model):
+    # the parameter count falls by 32 layers x (4 x 10240 + 3) x (10240 - 8192)
+    assert main(base) == 0
+    full = json.loads(capsys.readouterr().out)["params"]
+    assert full - d["params"] == 32 * (4 * 10240 + 3) * (10240 - 8192)
+    with pytest.raises(SystemExit) as e:
+        main(base + ["--framework", "jax"])
+    assert e.value.code == 2
+    assert "--framework: invalid choice: 'jax'" in capsys.readouterr().err
+
+
+def test_stated_layouts_are_read_as_the_source_states_them():
+    # tp x pp x dp fill the devices: no context parallelism (cp 1), not a searched one;
+    # only a local batch stated: the global batch is dp x micro-batch
+    row = RUNS.loc["tt-h100-llama3.1-8b-8-fsdp"].copy()
+    row["global_batch"] = float("nan")
+    kwargs, filled = validate.case_inputs(row)
+    assert kwargs["cp"] == 1
+    assert kwargs["workload"].global_batch == 8 * 2
+    assert "global batch 16 (dp x micro-batch, no accumulation)" in filled
+
+
+def test_tokens_per_second_is_the_one_figure_a_row_fits_with():
+    # a row with tokens/s and MFU (the same measurement twice) fits with tokens/s alone
+    row = RUNS.loc["tt-a100-llama3-8b-ac-op"].copy()
+    assert row["reported_tokens_per_s_per_device"] == 2973        # torchtitan's WPS
+    row["reported_mfu"] = 0.582
+    case = calibrate._prepare(row, calibrate.PRIOR)
+    assert case.targets == [("tokens_per_s_per_device", 2973.0)]
+
+
+def test_new_runs_carry_their_pre_fit_error():
+    # issue 21: every run that came with it was predicted before it joined the fit, and the
+    # prediction's error and the model that made it are in its row
+    new = RUNS[RUNS.index.str.startswith(NEW)]
+    assert len(new) == 56
+    predicted = new[new["prefit_error_pct"].notna()]
+    assert len(predicted) >= 50
+    assert predicted["prefit_basis"].str.contains("before the row joined the fit").all()
+    assert new["status"].eq("measured").all()
+    # the rows that were in the calibration before (SC21, NeMo, ...) joined without one
+    assert RUNS.loc[~RUNS.index.str.startswith(NEW), "prefit_error_pct"].isna().all()
+
+
+def test_maxtext_tokens_follow_from_its_own_flop_count():
+    # MaxText prints TFLOP/s from its own count (before 2025-07: 6 x matmul weights incl.
+    # the logits + 12 L s heads head_dim, attention not halved); 32B on v5p-128 printed 328
+    m = catalog.model("maxtext-32b")
+    # per token and layer: MLP 2 x 2 x mlp x emb (one relu activation, two matrices), Q K V
+    # 2 x emb x 3 heads x head_dim, output projection 2 x emb x heads x head_dim; logits
+    # 2 x emb x vocab; forward + backward x 3; attention 4 s heads head_dim, x 3
+    per_token = 3 * (m.layers * (4 * m.ffn_hidden * m.hidden + 8 * m.hidden * m.heads * m.head_dim)
+                     + 2 * m.hidden * m.vocab) + 12 * m.layers * 2048 * m.heads * m.head_dim
+    tps = RUNS.loc["mt-v5p-32b-64", "reported_tokens_per_s_per_device"]
+    assert tps == pytest.approx(328e12 / per_token, rel=1e-5)
+    assert re.search(r"printed 328(\.0)? TFLOP/s", RUNS.loc["mt-v5p-32b-64", "notes"])
+
+
+def test_framework_column_is_blank_or_a_known_id_in_candidates():
+    left = pd.read_csv(resources.files("traincost.data").joinpath("candidate_runs.csv"))
+    assert set(left["id"]) == {"ds-azure-2t-1024-s1024", "ds-zero3-offload-1t-512-v100",
+                               "olmocore-1b-h100", "olmocore-7b-h100"}
+    assert set(left["framework"]) <= set(catalog.frameworks().index)
