@@ -28,6 +28,7 @@ def toy(**over) -> dict:
     c.update(
         peak_flop_per_s=1.0, mamf_fraction=1.0, fp8=False, attention_flop_per_s=np.nan,
         attention_kv_tokens=np.nan, framework_matmul_factor=1.0, mamf_measured=True,
+        model_error_factor=1.0,
         hbm_bytes=1e12, hbm_bytes_per_s=np.inf, tdp_w=400.0,
         idle_w=100.0, power_cap_w=400.0, scaleup_domain_devices=8, scaleup_bytes_per_s=1e11,
         scaleout_bytes_per_s=1e10, price_usd_per_h=2.0, capex_usd=np.nan, embodied_kgco2e=0.0,

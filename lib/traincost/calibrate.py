@@ -34,6 +34,7 @@ import argparse
 import datetime
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -470,7 +471,7 @@ def document_key(source: str, date: str, locator: str = "") -> str:
 
 
 def by_source(cases: list[Case], prior: Assumptions = PRIOR,
-              group=lambda c: c.document) -> pd.DataFrame:
+              group=lambda c: c.document, outside: pd.DataFrame | None = None) -> pd.DataFrame:
     """Leave-one-source-out errors, next to the in-sample ones, per source document. [%]
 
     For each source (by default a document: a publication at one date), the whole
@@ -482,13 +483,14 @@ def by_source(cases: list[Case], prior: Assumptions = PRIOR,
     -------
     DataFrame indexed by source with ``cases``, ``figures``, ``in_sample_mape_pct``,
     ``in_sample_worst_pct``, ``held_out_mape_pct``, ``held_out_worst_pct`` (the in-sample
-    columns use one fit on all cases).
+    columns use one fit on all cases). ``outside``: :func:`held_out`'s table for ``group``,
+    if already computed.
     """
     own = own_frameworks(cases)
     fitted = [c for c in cases if fitted_stage(c, own) != "none"]
     inside = errors_under(fitted, fit_all(cases, prior)).assign(
         group=[group(c) for c in fitted for _ in c.targets])
-    outside = held_out(cases, group, prior)
+    outside = held_out(cases, group, prior) if outside is None else outside
     rows = []
     for g, part in inside.groupby("group", sort=True):
         out = outside.loc[outside["group"] == g, "error_pct"].abs()
@@ -556,7 +558,8 @@ def _rounded(table: pd.DataFrame) -> dict:
 
 def calibration_record(fitted: Fit, metrics: dict, sources: pd.DataFrame,
                        accelerators: pd.DataFrame, frameworks: dict,
-                       families: pd.DataFrame, reference_families: list) -> dict:
+                       families: pd.DataFrame, reference_families: list,
+                       pools: pd.DataFrame) -> dict:
     """What ``data/calibration.json`` holds for a fit (see :mod:`traincost.calibration`)."""
     a = fitted.assumptions
     held = ("cases", "figures", "in_sample_mape_pct", "in_sample_worst_pct",
@@ -582,6 +585,8 @@ def calibration_record(fitted: Fit, metrics: dict, sources: pd.DataFrame,
                             "loo_worst_pct": round(float(r.loo_worst_pct), 2)}
                            for (acc, group), r in accelerators.iterrows()],
         "by_family": _rounded(families),
+        "error_pools": {cls: [round(float(x), 4) for x in part["eps"]]
+                        for cls, part in pools.groupby("cls", sort=False)},
     }
 
 
@@ -592,6 +597,70 @@ def write_calibration(record: dict, path: Path | None = None) -> Path:
         path = Path(str(resources.files("traincost.data").joinpath(calibration.FILE)))
     path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return path
+
+
+#: the interval classes (traincost.uncertainty.error_class): which held-out errors stand
+#: for an estimate's own, by how its framework's factor came about
+ERROR_CLASSES = ("reference", "fitted", "borrowed", "unspecified")
+
+
+def error_pools(cases: list[Case], f: Fit, by_document: pd.DataFrame,
+                by_framework: pd.DataFrame) -> pd.DataFrame:
+    """The held-out log errors each interval class draws from, with their documents. [-]
+
+    ``reference``: the reference framework's runs held out by document; ``fitted``: the
+    fitted frameworks' runs held out by document; ``borrowed``: runs predicted with a factor
+    they were not fitted with (frameworks with too few runs, and whole frameworks held out);
+    ``unspecified``: an unstated framework could be any of them, the reference's and the
+    borrowed errors together. ``eps`` = log(predicted / measured).
+
+    Returns
+    -------
+    DataFrame with ``cls``, ``case``, ``document``, ``eps``.
+    """
+    doc = {c.case: c.document for c in cases}
+    fw = {c.case: c.framework for c in cases}
+    own = f.own
+
+    def frame(errors, cls):
+        return pd.DataFrame({"cls": cls, "case": errors["case"].to_numpy(),
+                             "document": errors["case"].map(doc).to_numpy(),
+                             "eps": np.log1p(errors["error_pct"].to_numpy() / 100.0)})
+    is_ref = by_document["case"].map(fw) == catalog.REFERENCE_FRAMEWORK
+    unfitted = errors_under([c for c in cases if fitted_stage(c, own) == "none"], f)
+    borrowed = pd.concat([unfitted, by_framework[["case", "error_pct"]]], ignore_index=True)
+    parts = [frame(by_document[is_ref], "reference"), frame(by_document[~is_ref], "fitted"),
+             frame(borrowed, "borrowed")]
+    parts.append(pd.concat([parts[0], parts[2]]).assign(cls="unspecified"))
+    return pd.concat(parts, ignore_index=True)
+
+
+def interval_coverage(pools: pd.DataFrame, low: float = 0.1, high: float = 0.9) -> pd.DataFrame:
+    """How often a held-out run's measured throughput falls inside its 80% interval. [%]
+
+    For each run of a class, the interval is the class's [low, high] quantiles of the
+    held-out errors of the *other* documents (the run's own document left out of the pool,
+    as a new source would be): inside when ``q_low <= eps <= q_high``. Also the median
+    width ``exp(q_high - q_low)``, the p90/p10 ratio of the throughput interval.
+
+    Returns
+    -------
+    DataFrame indexed by class with ``figures``, ``coverage_pct``, ``median_width``.
+    """
+    rows = []
+    for cls, pool in pools.groupby("cls", sort=False):
+        inside, widths = [], []
+        for d, part in pool.groupby("document"):
+            rest = pool.loc[pool["document"] != d, "eps"].to_numpy()
+            if len(rest) < 2:
+                continue
+            q_lo, q_hi = np.quantile(rest, [low, high])
+            inside.extend((part["eps"] >= q_lo) & (part["eps"] <= q_hi))
+            widths.extend([math.exp(q_hi - q_lo)] * len(part))
+        rows.append((cls, len(inside), 100.0 * np.mean(inside) if inside else float("nan"),
+                     float(np.median(widths)) if widths else float("nan")))
+    return pd.DataFrame(rows, columns=["cls", "figures", "coverage_pct", "median_width"]
+                        ).set_index("cls")
 
 
 def shared_cases(cases: list[Case]) -> list[Case]:
@@ -626,7 +695,8 @@ def main(argv=None) -> int:
     t_mape, t_worst, t_case = loo_summary(target)
     spread = np.array([kfold(cases, args.folds, seed=seed, start=fitted)
                        for seed in range(args.seeds)])
-    sources = by_source(every)
+    by_document = held_out(every, lambda c: c.document)
+    sources = by_source(every, outside=by_document)
     publications = by_source(every, group=lambda c: c.source)
     lofo = held_out(every, lambda c: c.framework, skip=(catalog.REFERENCE_FRAMEWORK,))
     metrics = {"cases": len(cases), "targets": int(sum(len(c.targets) for c in cases)),
@@ -680,6 +750,12 @@ def main(argv=None) -> int:
                            "loo_mape_pct": _pct(e.mean()), "loo_worst_pct": _pct(e.max()),
                            "held_out_framework_mape_pct": _pct(lo.mean())}
     pooled = pd.concat([*errors, fw_loo, unfitted], ignore_index=True)
+    pools = error_pools(every, whole, by_document, lofo)
+    coverage = interval_coverage(pools)
+    for cls, r in coverage.iterrows():
+        metrics[f"interval_{cls}_figures"] = int(r.figures)
+        metrics[f"interval_{cls}_coverage_pct"] = _pct(r.coverage_pct)
+        metrics[f"interval_{cls}_median_width"] = round(float(r.median_width), 3)
     families = by_group(pooled, runs["accelerator"].map(catalog.accelerator_family))
     print("fitted constants (prior -> fitted):")
     for k in (*FREE, *FP8_FREE):
@@ -691,6 +767,8 @@ def main(argv=None) -> int:
         print(f"  {k:28s} {v}")
     print("leave one source document out (fit on the others, predict this one) [%]:")
     print(sources.round(2).to_string())
+    print("80% throughput intervals from held-out errors (run's own document left out) [%]:")
+    print(coverage.round(3).to_string())
     print("leave one out (stages 1-3) per accelerator family, unfitted runs included [%]:")
     print(families.round(2).to_string())
     accelerators = by_accelerator(pd.concat([*errors, fw_loo], ignore_index=True))
@@ -700,7 +778,7 @@ def main(argv=None) -> int:
         ref = sorted({catalog.accelerator_family(str(runs.loc[c.case, "accelerator"]))
                       for c in shared})
         path = write_calibration(calibration_record(whole, metrics, sources, accelerators,
-                                                    frameworks, families, ref))
+                                                    frameworks, families, ref, pools))
         print("wrote", path)
     return 0
 

@@ -54,3 +54,6 @@ REFERENCE_FAMILIES: tuple = tuple(_RECORD.get("reference_families", ()))
 #: leave-one-out of every stage per accelerator family (runs no fit uses included):
 #: family -> {"cases", "figures", "mape_pct", "worst_pct"} [%]
 BY_FAMILY: dict = dict(_RECORD.get("by_family", {}))
+#: held-out log errors, log(predicted / measured) throughput, per interval class
+#: (traincost.uncertainty): class -> list
+ERROR_POOLS: dict = {k: list(v) for k, v in _RECORD.get("error_pools", {}).items()}

@@ -72,6 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--accelerator", required=True, help="accelerator id")
     est.add_argument("--devices", type=int, required=True, help="number of devices")
     _add_inputs(est)
+    est.add_argument("--uncertainty", action="store_true",
+                     help="also print the p10-p90 range of each output under the model's "
+                          "error on published runs it was not fitted on (JSON intervals)")
+    est.add_argument("--seed", type=_seed, default=0,
+                     help="seed of the --uncertainty draws (default 0)")
 
     cmp_ = sub.add_parser("compare", help="one workload across several accelerators")
     cmp_.add_argument("--accelerators", required=True,
@@ -172,9 +177,35 @@ def _print_estimate(d: dict) -> None:
         "  memory      " + ", ".join(f"{k} {v:.3g} GiB" for k, v in
                                      d["breakdown"]["memory_gib"].items()),
         f"  accuracy    {d['accuracy']}",
+        *_interval_lines(d.get("intervals")),
         *[f"  caveat      {c}" for c in d.get("caveats", [])],
     ]
     print("\n".join(lines))
+
+
+#: the interval lines' labels and units, in print order
+_INTERVAL_LINES = (("tokens_per_s", "tokens/s"), ("train_time_days", "days"),
+                   ("device_hours", "device-hours"), ("facility_energy_mwh", "MWh at the plug"),
+                   ("co2e_t", "tCO2e"), ("cost_usd", "USD"))
+
+
+def _interval_lines(box) -> list:
+    if not box:
+        return []
+    head = (f"  range       p10-p90 under the model's error on published runs it was not "
+            f"fitted on ({box['class']} framework class, {box['draws']:,} draws):")
+    return [head] + [f"              {_fmt(box[k][0])} - {_fmt(box[k][2])} {unit} "
+                     f"(median {_fmt(box[k][1])})" for k, unit in _INTERVAL_LINES]
+
+
+def _seed(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 0")
+    return value
 
 
 def _catalog(table: str) -> pd.DataFrame:
@@ -292,6 +323,13 @@ def _print_held_out(metrics: dict) -> None:
     for family, r in BY_FAMILY.items():
         print(f"  {family}: {r['cases']} runs, leave-one-out {r['mape_pct']}% "
               f"(worst {r['worst_pct']}%)")
+    shown = [c for c in ("reference", "fitted", "borrowed", "unspecified")
+             if f"interval_{c}_coverage_pct" in m]
+    if shown:
+        print("80% intervals (`estimate --uncertainty`), measured throughput inside its own "
+              "interval with its source document left out: " + "; ".join(
+                  f"{c} {m[f'interval_{c}_coverage_pct']}% of {m[f'interval_{c}_figures']} "
+                  f"(median p90/p10 {m[f'interval_{c}_median_width']})" for c in shown))
 
 
 def _device_counts(text):
@@ -378,6 +416,7 @@ def _run(args) -> int:
     try:
         if args.command == "estimate":
             d = estimate(accelerator=args.accelerator, devices=args.devices,
+                         uncertainty=args.uncertainty, seed=args.seed,
                          **_kwargs(args)).to_dict()
             if args.json:
                 print(json.dumps(_clean(d), indent=2))

@@ -18,7 +18,7 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -50,6 +50,9 @@ class Estimate:
     assumptions: Assumptions = DEFAULT
     chosen_by_search: tuple = field(default=())
     layouts_evaluated: int = 1
+    #: p10/p50/p90 of the outputs under the model's measured error, when asked for
+    #: (:func:`traincost.uncertainty.intervals`); None otherwise
+    intervals: dict | None = None
 
     # --- presentation at the edges (units converted in model.report_units only) --------
     @property
@@ -173,6 +176,7 @@ class Estimate:
             "caveats": self.caveats,
             "validation": self.validation,
             "accuracy": self.accuracy_note(),
+            **({"intervals": self.intervals} if self.intervals is not None else {}),
         }
 
     def assumptions_table(self) -> pd.DataFrame:
@@ -221,7 +225,7 @@ def _scalarise(values: dict, i: int) -> dict:
 
 def estimate(accelerator=None, devices=None, *, workload: Workload | None = None,
              site: Site | None = None, assumptions: Assumptions = DEFAULT,
-             **inputs) -> Estimate:
+             uncertainty: bool = False, seed: int = 0, **inputs) -> Estimate:
     """Estimate time, energy, carbon and cost of one training run.
 
     Every ``traincost estimate`` flag is a keyword here (dashes become underscores), each
@@ -242,6 +246,11 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
         Instead of the site keywords.
     assumptions : Assumptions
         Modelling defaults. [-]
+    uncertainty : bool
+        Also give the p10/p50/p90 of the outputs under the model's measured error
+        (``Estimate.intervals``, :func:`traincost.uncertainty.intervals`). [-]
+    seed : int
+        Seed of those Monte Carlo draws: the same seed, the same intervals. [-]
 
     Returns
     -------
@@ -282,10 +291,16 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
     i = _chosen_row(out, len(lay["tp"]), devices, acc)
     chosen = {k: int(v[i]) for k, v in lay.items()}
     chosen["recompute"] = CODE_TO_RECOMPUTE[chosen["recompute"]]
-    return Estimate(accelerator=acc, workload=workload, parallel=ParallelConfig(**chosen),
-                    site=site, devices=devices, precision=precision,
-                    values=_scalarise(out, i), assumptions=assumptions,
-                    chosen_by_search=open_knobs, layouts_evaluated=evaluated)
+    est = Estimate(accelerator=acc, workload=workload, parallel=ParallelConfig(**chosen),
+                   site=site, devices=devices, precision=precision,
+                   values=_scalarise(out, i), assumptions=assumptions,
+                   chosen_by_search=open_knobs, layouts_evaluated=evaluated)
+    if uncertainty:
+        from .uncertainty import intervals
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed: {seed!r} must be a whole number of at least 0")
+        est = replace(est, intervals=intervals(est, seed=int(seed)))
+    return est
 
 
 options.declare(estimate)

@@ -25,6 +25,9 @@ INPUT_COLUMNS = (
     # accelerator (at the chosen precision)
     "peak_flop_per_s", "mamf_fraction", "fp8", "fp8_units", "attention_flop_per_s",
     "attention_kv_tokens", "framework_matmul_factor", "mamf_measured",
+    # the model's own error: 1 for an estimate, a Monte Carlo draw of the measured / predicted
+    # step time for an interval (traincost.uncertainty)
+    "model_error_factor",
     "hbm_bytes", "hbm_bytes_per_s", "tdp_w", "idle_w", "power_cap_w",
     "scaleup_domain_devices", "scaleup_bytes_per_s", "scaleout_bytes_per_s",
     "price_usd_per_h", "capex_usd", "embodied_kgco2e", "bytes_per_element",
@@ -142,7 +145,7 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     comp = compute_stage(c, a, g, w, shard.produced)
     mb = microbatch_comm_stage(c, a, g, w, comp)
     dp = data_parallel_stage(c, a, g, shard, comp)
-    parts = step_stage(g, comp, mb, dp)
+    parts = {k_: v_ * c["model_error_factor"] for k_, v_ in step_stage(g, comp, mb, dp).items()}
     out = footprint_stage(c, a, g, w, parts, sum(mem.values()))
     out.update({f"step_{k_}_s": v_ for k_, v_ in parts.items()})
     out.update({f"memory_{k_}_bytes": v_ for k_, v_ in mem.items()})
