@@ -830,3 +830,18 @@ def test_old_public_names_are_importable(name):
     module = importlib.import_module("traincost.widgets")
     assert hasattr(module, name) and name in module.__all__
     exec(f"from traincost.widgets import {name}", {})
+
+
+def test_parallelism_explorer_framework_dropdown_applies_its_factor_in_place():
+    # a fitted framework slows (factor < 1) the step's compute and the summary says which
+    # factor it used; an unknown framework is refused in the widget's own words
+    from traincost import calibration
+    box = widgets.parallelism_explorer()
+    before = box.result["breakdown"]["step_time_s"]["compute"]
+    box.controls["framework"].value = "torchtitan"
+    factor = calibration.FRAMEWORKS["torchtitan on NVIDIA"]["factor"]
+    assert box.result["stack"]["framework"] == "torchtitan"
+    assert box.result["breakdown"]["step_time_s"]["compute"] > before
+    assert f"{factor:.2f}x the Megatron-Core/NeMo calibration" in box.summary.value
+    with pytest.raises(ValueError, match="framework"):
+        widgets.parallelism_explorer(framework="jax")

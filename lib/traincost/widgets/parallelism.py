@@ -8,7 +8,7 @@ import html
 
 import ipywidgets as widgets
 
-from .. import explore, plotting
+from .. import catalog, explore, plotting
 from ..assumptions import DEFAULT
 from ..estimate import attention_label
 from ..inputs import ATTENTION_KERNELS, OPTIMIZER_STATES, OVERLAP_KINDS, parse_overlap
@@ -53,11 +53,13 @@ def layout_summary_html(result: dict) -> str:
 
 
 def _stack_controls(attention_kernel: str, parallel_block: bool, overlap: str,
-                    balanced_pipeline: bool = False, optimizer_state: str = "fp32") -> dict:
+                    balanced_pipeline: bool = False, optimizer_state: str = "fp32",
+                    framework: str = "unspecified") -> dict:
     """Software-stack controls: attention kernel, parallel block, one box per overlap kind,
-    balanced pipeline split, Adam state precision."""
+    balanced pipeline split, Adam state precision, training framework."""
     check_choice("attention kernel", attention_kernel, ATTENTION_KERNELS)
     check_choice("optimizer state", optimizer_state, OPTIMIZER_STATES)
+    check_choice("framework", framework, tuple(catalog.frameworks().index))
     chosen = parse_overlap(overlap)
     out = {"attention_kernel": widgets.ToggleButtons(
                options=ATTENTION_KERNELS, value=attention_kernel, description="attention",
@@ -78,6 +80,9 @@ def _stack_controls(attention_kernel: str, parallel_block: bool, overlap: str,
                   "bf16 momentum and variance, no fp32 master: "
                   f"{DEFAULT.optimizer_bf16_bytes_per_param:g} bytes per parameter"],
         style={**STYLE, "button_width": "70px"})
+    out["framework"] = widgets.Dropdown(
+        options=list(catalog.frameworks().index), value=framework, description="framework",
+        style=STYLE)
     return out
 
 
@@ -87,7 +92,8 @@ def _stack_values(controls: dict) -> dict:
             "parallel_block": controls["parallel_block"].value,
             "overlap": ",".join(k for k in OVERLAP_KINDS if controls[f"overlap_{k}"].value),
             "balanced_pipeline": controls["balanced_pipeline"].value,
-            "optimizer_state": controls["optimizer_state"].value}
+            "optimizer_state": controls["optimizer_state"].value,
+            "framework": controls["framework"].value}
 
 
 def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm5-80gb",
@@ -96,7 +102,8 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
                          recompute: str = "selective", zero: int = 1,
                          attention_kernel: str = "auto", parallel_block: bool = False,
                          overlap: str = "", balanced_pipeline: bool = False,
-                         optimizer_state: str = "fp32") -> widgets.VBox:
+                         optimizer_state: str = "fp32",
+                         framework: str = "unspecified") -> widgets.VBox:
     """Sliders for a parallel layout; shows the step-time breakdown, MFU and memory.
 
     Parameters
@@ -119,6 +126,10 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
     optimizer_state : str
         Adam state: ``fp32`` (master weights, momentum and variance, 12 bytes per
         parameter) or ``bf16`` (bf16 momentum and variance, no master copy, 4 bytes). [-]
+    framework : str
+        Training framework (``traincost catalog frameworks``): its fitted efficiency factor,
+        or the reference's where it has too few published runs (the summary says which);
+        the attention and overlap controls stay as set. [-]
 
     Returns
     -------
@@ -142,7 +153,7 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
         "zero": zero_buttons(zero),
         "recompute": recompute_buttons(recompute),
         **_stack_controls(attention_kernel, parallel_block, overlap, balanced_pipeline,
-                          optimizer_state),
+                          optimizer_state, framework),
     }
     dp, message, summary = widgets.HTML(), widgets.HTML(), widgets.HTML()
     chart = widgets.Image(format="png", layout=widgets.Layout(max_width="900px"))
@@ -152,7 +163,8 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
                          + [controls[f"overlap_{k}"] for k in OVERLAP_KINDS]
                          + [controls["balanced_pipeline"]])
     box = widgets.VBox([widgets.HBox([left, right]), controls["zero"], controls["recompute"],
-                        controls["attention_kernel"], stack, controls["optimizer_state"],
+                        controls["attention_kernel"], stack,
+                        widgets.HBox([controls["optimizer_state"], controls["framework"]]),
                         message, summary, chart])
     box.controls, box.dp, box.message, box.summary, box.chart, box.result = \
         controls, dp, message, summary, chart, None
