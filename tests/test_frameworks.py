@@ -159,3 +159,18 @@ def test_framework_column_is_blank_or_a_known_id_in_candidates():
     assert set(left["id"]) == {"ds-azure-2t-1024-s1024", "ds-zero3-offload-1t-512-v100",
                                "olmocore-1b-h100", "olmocore-7b-h100"}
     assert set(left["framework"]) <= set(catalog.frameworks().index)
+
+
+def test_measured_peak_memory_is_compared_not_fitted():
+    # torchtitan's tables give each run's peak memory per device (its Memory(GiB) column):
+    # the validation compares the predicted layout's memory with it, in its own family,
+    # which FIT_FAMILIES leaves out of every fit
+    measured = RUNS["reported_peak_memory_gib_per_device"].dropna()
+    assert len(measured) == 14 and measured.index.str.startswith("tt-").all()
+    assert RUNS.loc["tt-h100-llama3.1-8b-8-fsdp", "reported_peak_memory_gib_per_device"] == 82.4
+    table = validate.compare_published(RUNS.loc[["tt-h100-llama3.1-70b-256-2d-fp8"]])
+    row = table[table["family"] == "memory"].iloc[0]
+    est = validate.predict_case(RUNS.loc["tt-h100-llama3.1-70b-256-2d-fp8"])
+    assert row["predicted"] == pytest.approx(est.report["memory_gib_per_device"])
+    assert row["reported"] == 71.9
+    assert "memory" not in calibrate.FIT_FAMILIES

@@ -39,7 +39,7 @@ def test_columns_in_contract_order():
         "balanced_pipeline fp8_activations optimizer_state zero power_cap_w tokens total_flop "
         "reported_hardware_tflops_per_device "
         "reported_model_tflops_per_device reported_mfu reported_step_time_s "
-        "reported_tokens_per_s_per_device reported_train_days "
+        "reported_tokens_per_s_per_device reported_peak_memory_gib_per_device reported_train_days "
         "reported_device_hours time_basis reported_avg_power_w_per_device power_basis reported_energy_mwh "
         "energy_basis reported_pue reported_grid_gco2e_per_kwh reported_co2e_t source "
         "source_locator source_date status model_gap notes framework prefit_error_pct "

@@ -13,6 +13,8 @@ Metric families and what they test:
 * ``device_hours`` and ``train_days``: the time model plus goodput (left out where the
   source derives its time as FLOP / throughput, ``time_basis == "compute_only"``).
 * ``power``: average power per device, only where the source *measured* it.
+* ``memory``: the peak device memory of the predicted layout against a measured peak
+  (torchtitan's benchmark tables); no fit uses it.
 * ``energy`` and ``emissions``: the power model and the bookkeeping. Rows whose energy
   is device-hours x an assumed power x PUE (``energy_basis`` in :data:`BY_CONSTRUCTION`
   and a power that was not measured) check arithmetic and the time model, not the power
@@ -48,6 +50,7 @@ METRICS = (
     ("reported_mfu", "mfu", "throughput"),
     ("reported_step_time_s", "step_time_s", "throughput"),
     ("reported_tokens_per_s_per_device", "tokens_per_s_per_device", "throughput"),
+    ("reported_peak_memory_gib_per_device", "memory_gib_per_device", "memory"),
     ("reported_device_hours", "device_hours", "device_hours"),
     ("reported_train_days", "train_time_days", "train_days"),
     ("reported_avg_power_w_per_device", "avg_power_w_per_device", "power"),
