@@ -49,6 +49,7 @@ from .assumptions import PRIOR, Assumptions
 from .assemble import columns, fixed_knobs, framework_knobs
 from .catalog import precision_group
 from .model import evaluate, report_units
+from .uncertainty import ERROR_CLASSES
 from .validate import METRICS, case_inputs
 
 #: the free constants and their bounds (each is a field of Assumptions)
@@ -599,11 +600,6 @@ def write_calibration(record: dict, path: Path | None = None) -> Path:
     return path
 
 
-#: the interval classes (traincost.uncertainty.error_class): which held-out errors stand
-#: for an estimate's own, by how its framework's factor came about
-ERROR_CLASSES = ("reference", "fitted", "borrowed", "unspecified")
-
-
 def error_pools(cases: list[Case], f: Fit, by_document: pd.DataFrame,
                 by_framework: pd.DataFrame) -> pd.DataFrame:
     """The held-out log errors each interval class draws from, with their documents. [-]
@@ -629,10 +625,12 @@ def error_pools(cases: list[Case], f: Fit, by_document: pd.DataFrame,
     is_ref = by_document["case"].map(fw) == catalog.REFERENCE_FRAMEWORK
     unfitted = errors_under([c for c in cases if fitted_stage(c, own) == "none"], f)
     borrowed = pd.concat([unfitted, by_framework[["case", "error_pct"]]], ignore_index=True)
-    parts = [frame(by_document[is_ref], "reference"), frame(by_document[~is_ref], "fitted"),
-             frame(borrowed, "borrowed")]
-    parts.append(pd.concat([parts[0], parts[2]]).assign(cls="unspecified"))
-    return pd.concat(parts, ignore_index=True)
+    parts = {"reference": frame(by_document[is_ref], "reference"),
+             "fitted": frame(by_document[~is_ref], "fitted"),
+             "borrowed": frame(borrowed, "borrowed")}
+    parts["unspecified"] = pd.concat([parts["reference"], parts["borrowed"]]).assign(
+        cls="unspecified")
+    return pd.concat([parts[c] for c in ERROR_CLASSES], ignore_index=True)
 
 
 def interval_coverage(pools: pd.DataFrame, low: float = 0.1, high: float = 0.9) -> pd.DataFrame:

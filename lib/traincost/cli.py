@@ -323,7 +323,8 @@ def _print_held_out(metrics: dict) -> None:
     for family, r in BY_FAMILY.items():
         print(f"  {family}: {r['cases']} runs, leave-one-out {r['mape_pct']}% "
               f"(worst {r['worst_pct']}%)")
-    shown = [c for c in ("reference", "fitted", "borrowed", "unspecified")
+    from .uncertainty import ERROR_CLASSES
+    shown = [c for c in ERROR_CLASSES
              if f"interval_{c}_coverage_pct" in m]
     if shown:
         print("80% intervals (`estimate --uncertainty`), measured throughput inside its own "

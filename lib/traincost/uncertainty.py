@@ -44,6 +44,8 @@ from .assemble import columns
 from .model import evaluate, report_units
 from .workload import RECOMPUTE_CODES
 
+#: the interval classes (:func:`error_class`), each with its pool of held-out errors
+ERROR_CLASSES = ("reference", "fitted", "borrowed", "unspecified")
 #: the outputs an interval is given for (report keys)
 INTERVAL_KEYS = ("tokens_per_s", "step_time_s", "mfu", "train_time_days", "device_hours",
                  "facility_energy_mwh", "co2e_t", "cost_usd")
