@@ -174,3 +174,21 @@ def test_measured_peak_memory_is_compared_not_fitted():
     assert row["predicted"] == pytest.approx(est.report["memory_gib_per_device"])
     assert row["reported"] == 71.9
     assert "memory" not in calibrate.FIT_FAMILIES
+
+
+def test_an_accelerator_of_ones_own_has_a_family_and_borrows_the_reference_factor():
+    # a device built by hand under a new id is not in the catalog: its family comes from its
+    # own vendor field (none: unknown), and a framework on it borrows the reference factor
+    h100 = catalog.accelerator("h100-sxm5-80gb")
+    mine = replace(h100, id="my-h100")
+    assert catalog.accelerator_family(mine) == "NVIDIA"
+    assert catalog.framework_factor("torchtitan", mine) == \
+        catalog.framework_factor("torchtitan", h100)
+    est = traincost.estimate(mine, 8, model="llama2-7b", global_batch=64, tokens=1e9)
+    ref = traincost.estimate(h100, 8, model="llama2-7b", global_batch=64, tokens=1e9)
+    assert est.tokens_per_s == pytest.approx(ref.tokens_per_s, rel=1e-12)
+    anon = replace(h100, id="anon", vendor="")
+    assert catalog.framework_factor("torchtitan", anon) == (1.0, "borrowed")
+    est = traincost.estimate(anon, 8, model="llama2-7b", global_batch=64, tokens=1e9,
+                             framework="torchtitan")
+    assert any("on this accelerator (no vendor named)" in c for c in est.caveats)

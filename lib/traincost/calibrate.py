@@ -121,7 +121,7 @@ def _prepare(row: pd.Series, prior: Assumptions) -> Case | None:
     src = source_key(row.get("source", ""))
     return Case(case=row.name, cols=columns(acc, wl, site, precision, devices, lay, prior),
                 targets=targets, source=src, framework=wl.framework,
-                stack=catalog.factor_key(wl.framework, acc.id),
+                stack=catalog.factor_key(wl.framework, acc),
                 document=document_key(src, row.get("source_date", ""),
                                       row.get("source_locator", "")))
 

@@ -267,16 +267,25 @@ def framework(framework_id: str) -> pd.Series:
     return table.loc[framework_id]
 
 
-def accelerator_family(accelerator_id: str) -> str:
-    """The accelerator's family: its vendor's first word (NVIDIA, AMD, Google, Intel, AWS).
+def accelerator_family(accelerator) -> str:
+    """The accelerator's family: its vendor's first word (NVIDIA, AMD, Google, Intel, AWS),
+    ``unknown`` for a user's own :class:`~traincost.Accelerator` that names no vendor.
+
+    ``accelerator``: a catalog id or an Accelerator (its own ``vendor``, so a device built
+    by hand under a new id has a family too).
 
     >>> accelerator_family("gaudi2"), accelerator_family("tpu-v5p")
     ('Intel', 'Google')
+    >>> from dataclasses import replace
+    >>> accelerator_family(replace(accelerator("h100-sxm5-80gb"), id="mine", vendor=""))
+    'unknown'
     """
-    return str(accelerators().loc[accelerator_id, "vendor"]).split()[0]
+    vendor = accelerator.vendor if isinstance(accelerator, Accelerator) else \
+        str(accelerators().loc[accelerator, "vendor"])
+    return vendor.split()[0] if vendor.strip() else "unknown"
 
 
-def factor_key(framework_id: str, accelerator_id: str) -> str:
+def factor_key(framework_id: str, accelerator) -> str:
     """The name a framework's efficiency factor is fitted and stored under: the framework
     on one accelerator family (XLA on TPUs and XLA on GPUs are different compilers, and on
     TPUs, where MaxText is the only published stack, the factor also carries the matmul
@@ -285,10 +294,10 @@ def factor_key(framework_id: str, accelerator_id: str) -> str:
     >>> factor_key("maxtext", "tpu-v5p")
     'maxtext on Google'
     """
-    return f"{framework_id} on {accelerator_family(accelerator_id)}"
+    return f"{framework_id} on {accelerator_family(accelerator)}"
 
 
-def framework_factor(framework_id: str, accelerator_id: str) -> tuple[float, str]:
+def framework_factor(framework_id: str, accelerator) -> tuple[float, str]:
     """(factor, status) of a framework's in-model matmul efficiency on an accelerator's
     family, relative to the reference framework's (:data:`REFERENCE_FRAMEWORK`). [-]
 
@@ -305,7 +314,7 @@ def framework_factor(framework_id: str, accelerator_id: str) -> tuple[float, str
     (1.0, 'reference')
     """
     framework(framework_id)
-    family = accelerator_family(accelerator_id)
+    family = accelerator_family(accelerator)
     if framework_id == "unspecified" and family not in calibration.REFERENCE_FAMILIES:
         # no reference-framework run on this family (TPUs): the one framework fitted on it,
         # if there is exactly one, is the family's calibrated stack
@@ -315,7 +324,7 @@ def framework_factor(framework_id: str, accelerator_id: str) -> tuple[float, str
         return 1.0, "borrowed"
     if framework_id in (REFERENCE_FRAMEWORK, "unspecified"):
         return 1.0, "reference"
-    fitted = calibration.FRAMEWORKS.get(factor_key(framework_id, accelerator_id))
+    fitted = calibration.FRAMEWORKS.get(factor_key(framework_id, accelerator))
     if fitted is None:
         return 1.0, "borrowed"
     return float(fitted["factor"]), "fitted"

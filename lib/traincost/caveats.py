@@ -157,24 +157,26 @@ def _moe_says(est) -> str:
 
 
 def _framework_status(est) -> str:
-    return catalog.framework_factor(est.workload.framework, est.accelerator.id)[1]
+    return catalog.framework_factor(est.workload.framework, est.accelerator)[1]
 
 
 def _borrowed_says(est) -> str:
     fw = est.workload.framework
-    family = catalog.accelerator_family(est.accelerator.id)
+    family = catalog.accelerator_family(est.accelerator)
+    where = "this accelerator (no vendor named)" if family == "unknown" else \
+        f"{family} accelerators"
     if fw == "unspecified":
-        return (f"framework not given: on {family} accelerators no framework has enough "
+        return (f"framework not given: on {where} no framework has enough "
                 "published runs to fit its efficiency, so the Megatron-Core/NeMo "
                 "calibration's is used; name the stack with --framework where it is known.")
-    return (f"framework {fw}: too few published runs on {family} accelerators (at least 3 in "
+    return (f"framework {fw}: too few published runs on {where} (at least 3 in "
             "2 documents) to fit its efficiency, so the Megatron-Core/NeMo calibration's is "
             "used; its implied defaults (data/frameworks.csv) still apply.")
 
 
 def _fitted_says(est) -> str:
     fw = est.workload.framework
-    factor = catalog.framework_factor(fw, est.accelerator.id)[0]
+    factor = catalog.framework_factor(fw, est.accelerator)[0]
     who = "an unstated framework on this family" if fw == "unspecified" else fw
     return (f"framework: {who} runs its GEMMs at {factor:.2f}x the Megatron-Core/NeMo "
             "calibration's efficiency, fitted on its own published runs (data/calibration.json "

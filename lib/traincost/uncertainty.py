@@ -55,7 +55,7 @@ QUANTILES = (0.1, 0.5, 0.9)
 DEFAULT_DRAWS = 10_000
 
 
-def error_class(framework: str, accelerator_id: str) -> str:
+def error_class(framework: str, accelerator) -> str:
     """Which held-out errors stand for an estimate's own (see the module notes). [-]
 
     >>> error_class("megatron", "h100-sxm5-80gb"), error_class("torchtitan", "a100-sxm4-80gb")
@@ -63,7 +63,7 @@ def error_class(framework: str, accelerator_id: str) -> str:
     >>> error_class("unspecified", "h100-sxm5-80gb"), error_class("deepspeed", "gaudi2")
     ('unspecified', 'borrowed')
     """
-    status = catalog.framework_factor(framework, accelerator_id)[1]
+    status = catalog.framework_factor(framework, accelerator)[1]
     if framework == "unspecified" and status == "reference":
         return "unspecified"
     return status
@@ -113,7 +113,7 @@ def intervals(est, draws: int = DEFAULT_DRAWS, seed: int = 0) -> dict:
            for k in ("tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute")}
     cols = columns(est.accelerator, est.workload, est.site, est.precision, est.devices, lay,
                    est.assumptions)
-    cls = error_class(est.workload.framework, est.accelerator.id)
+    cls = error_class(est.workload.framework, est.accelerator)
     cols["model_error_factor"] = draw_error_factors(cls, draws, seed)
     with np.errstate(divide="ignore", invalid="ignore"):
         rep = report_units(evaluate(cols, est.assumptions))
