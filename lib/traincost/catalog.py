@@ -259,12 +259,18 @@ def frameworks() -> pd.DataFrame:
     return read_table("frameworks").set_index("id")
 
 
-def framework(framework_id: str) -> pd.Series:
-    """One framework's row; ValueError naming ``framework`` and the known ids otherwise."""
-    table = frameworks()
-    if framework_id not in table.index:
-        raise ValueError(f"framework: {framework_id!r} is not one of {', '.join(table.index)}")
-    return table.loc[framework_id]
+@functools.cache
+def _framework_rows() -> dict:
+    return {fid: dict(row) for fid, row in frameworks().iterrows()}
+
+
+def framework(framework_id: str) -> dict:
+    """One framework's row (column -> value; NaN where blank); ValueError naming
+    ``framework`` and the known ids otherwise. Read once: every estimate asks for it."""
+    rows = _framework_rows()
+    if framework_id not in rows:
+        raise ValueError(f"framework: {framework_id!r} is not one of {', '.join(rows)}")
+    return rows[framework_id]
 
 
 def accelerator_family(accelerator) -> str:
