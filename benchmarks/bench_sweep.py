@@ -22,8 +22,8 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 import traincost  # noqa: E402
-from traincost import catalog, layout  # noqa: E402
-from traincost.assemble import columns  # noqa: E402
+from traincost import layout  # noqa: E402
+from traincost.assemble import columns, job_inputs, system  # noqa: E402
 from traincost.model import evaluate  # noqa: E402
 
 ACC, DEVICES, MODEL, BATCH, TOKENS = "a100-sxm4-80gb", 1024, "gpt3-175b", 1536, 300e9
@@ -42,14 +42,15 @@ def best_of(fn, repeat=3):
 
 def evaluate_rate() -> dict:
     """evaluate() over 1e6 valid layouts of the case (its valid layouts, repeated)."""
-    acc = catalog.accelerator(ACC)
-    wl = catalog.model(MODEL, global_batch=BATCH, tokens=TOKENS)
+    sys_ = system(ACC, DEVICES)
+    spec = job_inputs(model=MODEL, global_batch=BATCH, tokens=TOKENS)
+    wl, job = spec.workload, spec.job
     lay = layout.candidates({}, heads=wl.heads, layers=wl.layers, experts=wl.experts,
-                            devices=DEVICES, domain=acc.scaleup_domain_devices,
-                            global_batch=wl.global_batch, seq_len=wl.seq_len)
-    ok = np.flatnonzero(layout.valid({**layout.arch_columns(wl, DEVICES), **lay}))
+                            devices=DEVICES, domain=sys_.domain_devices,
+                            global_batch=job.global_batch, seq_len=job.seq_len)
+    ok = np.flatnonzero(layout.valid({**layout.arch_columns(spec, DEVICES), **lay}))
     idx = np.resize(ok, ROWS)
-    cols = columns(acc, wl, catalog.site(), "bf16", DEVICES, {k: v[idx] for k, v in lay.items()})
+    cols = columns(sys_, spec, "bf16", {k: v[idx] for k, v in lay.items()})
     with np.errstate(all="ignore"):
         evaluate(cols)
         s = best_of(lambda: evaluate(cols))

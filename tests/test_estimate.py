@@ -1,7 +1,6 @@
 """The orchestrated estimate: published anchors and the identities of the JSON contract."""
 
 import math
-from dataclasses import replace
 
 import pytest
 
@@ -274,12 +273,13 @@ def _moe_parts(ep, route_nodes=0, overlap="", mtp_depth=0, **assumption_override
     """Step parts of a DeepSeek-V3-shaped MoE (8 of 64 experts, 4 MoE layers) on H800."""
     from dataclasses import replace
     a = replace(traincost.DEFAULT_ASSUMPTIONS, **assumption_overrides)
-    wl = traincost.Workload(layers=4, hidden=7168, heads=56, seq_len=4096, global_batch=64,
+    wl = traincost.Workload(layers=4, hidden=7168, heads=56,
                             vocab=32000, gated_mlp=True, tied_embeddings=False,
                             learned_positions=False, experts=64, top_k=8,
                             moe_ffn_hidden=2048, ffn_hidden=18432, route_nodes=route_nodes,
-                            overlap=overlap, mtp_depth=mtp_depth)
-    return traincost.estimate(accelerator="h800-sxm5-80gb", devices=64, workload=wl, tp=1,
+                            mtp_depth=mtp_depth)
+    return traincost.estimate(accelerator="h800-sxm5-80gb", devices=64, workload=wl,
+                              job=traincost.Job(4096, 64), overlap=overlap, tp=1,
                               pp=1, cp=1, ep=ep, vpp=1, zero=1, micro_batch=1,
                               recompute="none", assumptions=a).step_breakdown_s()
 
@@ -320,10 +320,11 @@ def _dense(layers=4, mtp_depth=0, pp=1, **assumption_overrides):
     from dataclasses import replace
     a = replace(traincost.DEFAULT_ASSUMPTIONS, elementwise_traffic_factor=0.0,
                 **assumption_overrides)
-    wl = traincost.Workload(layers=layers, hidden=4096, heads=32, seq_len=4096, global_batch=8,
+    wl = traincost.Workload(layers=layers, hidden=4096, heads=32,
                             vocab=32768, tied_embeddings=False, learned_positions=False,
-                            attention_kernel="materialized", mtp_depth=mtp_depth)
+                            mtp_depth=mtp_depth)
     return traincost.estimate(accelerator="h100-sxm5-80gb", devices=8 * pp, workload=wl,
+                              job=traincost.Job(4096, 8), attention_kernel="materialized",
                               tp=1, pp=pp, cp=1, ep=1, vpp=1, zero=0, micro_batch=1,
                               recompute="none", assumptions=a)
 
@@ -367,17 +368,15 @@ def test_deepseek_v3_preset_trains_one_mtp_module():
     assert catalog.model("deepseek-v3").mtp_depth == 1
     assert catalog.model("llama3.1-405b").mtp_depth == 0
     with pytest.raises(ValueError, match="mtp_depth"):
-        traincost.Workload(layers=2, hidden=64, heads=4, seq_len=128, global_batch=8,
-                           mtp_depth=-1)
+        traincost.Workload(layers=2, hidden=64, heads=4, mtp_depth=-1)
 
 
 def test_route_nodes_is_for_moe_models_only():
     with pytest.raises(ValueError, match="route_nodes"):
-        traincost.Workload(layers=2, hidden=64, heads=4, seq_len=128, global_batch=8,
-                           route_nodes=4)
+        traincost.Workload(layers=2, hidden=64, heads=4, route_nodes=4)
     with pytest.raises(ValueError, match="route_nodes"):
-        traincost.Workload(layers=2, hidden=64, heads=4, seq_len=128, global_batch=8,
-                           experts=8, top_k=2, route_nodes=-1)
+        traincost.Workload(layers=2, hidden=64, heads=4, experts=8, top_k=2,
+                           route_nodes=-1)
 
 
 def test_fp8_matmuls_run_at_the_measured_fp8_ceiling():
@@ -434,16 +433,15 @@ def test_fp8_estimates_quote_the_fp8_stage_errors():
     # fp8 leans on the second calibration stage (fp8_matmul_fraction), so its accuracy is
     # that stage's leave-one-out over NVIDIA's H100 FP8 runs, not the 16-bit runs'
     from traincost import calibration
-    wl = catalog.model("llama3.1-8b", global_batch=128)
-    est = traincost.estimate(accelerator="h100-sxm5-80gb", devices=8, workload=wl,
-                             precision="fp8")
+    wl = dict(model="llama3.1-8b", global_batch=128)
+    est = traincost.estimate(accelerator="h100-sxm5-80gb", devices=8, **wl, precision="fp8")
     v, m = est.validation, calibration.METRICS
     assert v["group"] == "fp8"
     assert (v["runs"], v["loo_mape_pct"], v["loo_worst_pct"]) == \
         (m["fp8_cases"], m["fp8_loo_mape_pct"], m["fp8_loo_worst_pct"])
     own = calibration.BY_ACCELERATOR[("h100-sxm5-80gb", "fp8")]
     assert (v["accelerator_runs"], v["accelerator_loo_mape_pct"]) == (own[0], own[2])
-    bf16 = traincost.estimate(accelerator="h100-sxm5-80gb", devices=8, workload=wl)
+    bf16 = traincost.estimate(accelerator="h100-sxm5-80gb", devices=8, **wl)
     assert bf16.validation["group"] == "16-bit" and bf16.validation["runs"] == m["cases"]
 
 
@@ -453,9 +451,10 @@ def test_moe_layers_store_each_routed_copy_of_their_input():
     # stage, one micro-batch of 4096 tokens and tp 1 the activations differ by the two
     # routed copies of the input, 2 x 2h bytes per token and layer
     from dataclasses import replace
-    moe = catalog.model("mixtral-8x7b", seq_len=4096, global_batch=8)
+    moe = catalog.model("mixtral-8x7b")
     dense = replace(moe, experts=0, top_k=0, moe_ffn_hidden=0, ffn_hidden=2 * 14336)
-    kw = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=3, micro_batch=1, recompute="selective")
+    kw = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=3, micro_batch=1, recompute="selective",
+              job=traincost.Job(4096, 8))
     act = {name: traincost.estimate("h100-sxm5-80gb", 8, workload=wl, **kw)
            .report["memory_activations_gib"] for name, wl in (("moe", moe), ("dense", dense))}
     assert (act["moe"] - act["dense"]) * 2**30 == pytest.approx(32 * 4096 * 2 * 2 * 4096,
@@ -466,22 +465,22 @@ def test_a_heavy_output_layer_on_the_last_stage_is_flagged():
     # Nemotron-4 340B (V 256,000, h 18,432) on pp 8: the last stage also computes the
     # output layer, 6Vh FLOP per token, so (8 - 1) * 6Vh / F more than the average stage
     # (about 9%); NeMo's 340B runs ran 9-17% slower than the model predicts
-    wl = catalog.model("nemotron4-340b", global_batch=256)
+    wl = dict(model="nemotron4-340b", global_batch=256)
     kw = dict(tp=8, pp=8, vpp=1, cp=1, ep=1, zero=1, micro_batch=1, recompute="selective")
-    est = traincost.estimate("h100-sxm5-80gb", 1024, workload=wl, **kw)
+    est = traincost.estimate("h100-sxm5-80gb", 1024, **wl, **kw)
     excess = 7 * 6 * 256000 * 18432 / est.report["model_flop_per_token"]
     assert 0.08 < excess < 0.10
     flagged = [c for c in est.caveats if c.startswith("pipeline:")]
     assert len(flagged) == 1 and f"{excess:.0%} more work" in flagged[0]
     # a balanced split, one stage, or a small vocabulary relative to the model: no caveat
-    balanced = replace(wl, balanced_pipeline=True)
-    assert not [c for c in traincost.estimate("h100-sxm5-80gb", 1024, workload=balanced,
-                                              **kw).caveats if c.startswith("pipeline:")]
-    one = traincost.estimate("h100-sxm5-80gb", 1024, workload=wl, **{**kw, "pp": 1, "tp": 8,
-                                                                     "zero": 3})
+    assert not [c for c in traincost.estimate("h100-sxm5-80gb", 1024, **wl, **kw,
+                                              balanced_pipeline=True).caveats
+                if c.startswith("pipeline:")]
+    one = traincost.estimate("h100-sxm5-80gb", 1024, **wl, **{**kw, "pp": 1, "tp": 8,
+                                                             "zero": 3})
     assert not [c for c in one.caveats if c.startswith("pipeline:")]
-    gpt3 = traincost.estimate("h100-sxm5-80gb", 1024, workload=catalog.model(
-        "gpt3-175b", global_batch=512), **kw)                 # 7 * 6Vh / F = 2.4% < 3%
+    gpt3 = traincost.estimate("h100-sxm5-80gb", 1024, model="gpt3-175b", global_batch=512,
+                              **kw)                           # 7 * 6Vh / F = 2.4% < 3%
     assert not [c for c in gpt3.caveats if c.startswith("pipeline:")]
 
 

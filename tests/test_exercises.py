@@ -93,20 +93,20 @@ def test_non_numbers_are_explained(name, bad):
 
 # --- 1. FLOP of a model: hand-derived and the usual mistakes ---------------------------------
 def test_flops_textbook_formula_is_right_and_6nd_alone_is_not():
-    wl = catalog.model("llama2-7b")
+    wl, job = catalog.model("llama2-7b"), catalog.job("llama2-7b")
     n = traincost.estimate(accelerator="b200", devices=8, model="llama2-7b",
                            global_batch=1024).params
-    palm = (6 * n + 12 * wl.layers * wl.hidden * wl.seq_len) * wl.tokens   # PaLM App. B
+    palm = (6 * n + 12 * wl.layers * wl.hidden * job.seq_len) * job.tokens   # PaLM App. B
     assert exercises.check_flops_of_a_model(palm).correct
-    fb = exercises.check_flops_of_a_model(6 * n * wl.tokens)
+    fb = exercises.check_flops_of_a_model(6 * n * job.tokens)
     assert not fb.correct and "6·N·D alone" in fb.hint
-    fb = exercises.check_flops_of_a_model(2 * n * wl.tokens)
+    fb = exercises.check_flops_of_a_model(2 * n * job.tokens)
     assert "forward pass only" in fb.hint
 
 
 def test_flops_per_token_instead_of_total_is_recognised():
-    wl = catalog.model("llama2-7b")
-    fb = exercises.check_flops_of_a_model(exercises.solution_flops_of_a_model() / wl.tokens)
+    tokens = catalog.job("llama2-7b").tokens
+    fb = exercises.check_flops_of_a_model(exercises.solution_flops_of_a_model() / tokens)
     assert "per token" in fb.hint
 
 

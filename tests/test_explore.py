@@ -33,7 +33,7 @@ def test_gpt3_flop_parts_match_megatron_by_hand():
     # 4h^2 (attention) + 8h^2 (MLP) = 12h^2 weights (Narayanan et al. SC21, Eq. 2), the
     # attention core does 4*s*h forward FLOP per token, the logits 2*V*h.
     wl = catalog.model("gpt3-175b")
-    L, h, s, V = wl.layers, wl.hidden, wl.seq_len, wl.vocab
+    L, h, s, V = wl.layers, wl.hidden, catalog.job("gpt3-175b").seq_len, wl.vocab
     parts = explore.flop_per_token_parts("gpt3-175b")
     assert parts["layer_matmuls"] == pytest.approx(6 * 12 * L * h**2, rel=1e-12)
     assert parts["attention_core"] == pytest.approx(3 * 4 * L * s * h, rel=1e-12)

@@ -18,7 +18,8 @@ import pytest
 
 import traincost
 from traincost import calibrate, catalog, model, validate
-from traincost.assemble import with_stack
+from traincost.assemble import build_stack
+from traincost.inputs import Stack
 from traincost.assumptions import DEFAULT
 from traincost.cli import main
 
@@ -52,12 +53,11 @@ def test_the_factor_scales_the_matmul_rate_up_to_the_ceiling():
 
 
 def test_a_framework_implies_its_defaults_unless_given():
-    wl = catalog.model("llama3.1-8b")
-    tt = with_stack(wl, {"framework": "torchtitan"})
+    tt = build_stack(framework="torchtitan")
     assert (tt.attention_kernel, tt.overlap) == ("flash", "dp")       # data/frameworks.csv
-    own = with_stack(wl, {"framework": "torchtitan", "attention_kernel": "cudnn"})
+    own = build_stack(framework="torchtitan", attention_kernel="cudnn")
     assert own.attention_kernel == "cudnn"
-    assert with_stack(wl, {"framework": "megatron"}) == replace(wl, framework="megatron")
+    assert build_stack(framework="megatron") == Stack(framework="megatron")
     # FSDP frameworks shard as ZeRO-3 when the layout leaves it open
     est = traincost.estimate("h100-sxm5-80gb", 16, model="llama3.1-8b", global_batch=32,
                              tokens=1e9, framework="torchtitan", tp=1, pp=1, cp=1)
@@ -114,7 +114,7 @@ def test_stated_layouts_are_read_as_the_source_states_them():
     row["global_batch"] = float("nan")
     kwargs, filled = validate.case_inputs(row)
     assert kwargs["cp"] == 1
-    assert kwargs["workload"].global_batch == 8 * 2
+    assert kwargs["job"].global_batch == 8 * 2
     assert "global batch 16 (dp x micro-batch, no accumulation)" in filled
 
 

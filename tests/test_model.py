@@ -15,7 +15,7 @@ import pytest
 
 from traincost import catalog, model
 from traincost.assumptions import DEFAULT
-from traincost.assemble import build_workload, columns
+from traincost.assemble import columns, job_inputs, system
 
 A = DEFAULT
 
@@ -105,14 +105,12 @@ def test_pipeline_bubble_is_wired_to_the_microbatch_time():
 
 @pytest.fixture(scope="module")
 def llama():
-    acc = catalog.accelerator("h100-sxm5-80gb")
-    wl = build_workload("llama2-70b", global_batch=1024)
-    site = catalog.site(None)
+    spec = job_inputs(model="llama2-70b", global_batch=1024)
     lay = {"tp": np.array([8, 4, 8, 2]), "pp": np.array([4, 8, 2, 8]),
            "cp": np.array([1, 1, 2, 1]), "ep": 1, "vpp": np.array([1, 2, 1, 1]),
            "zero": np.array([1, 3, 0, 2]), "micro_batch": np.array([1, 1, 2, 1]),
            "recompute": np.array([0, 2, 1, 0])}
-    return columns(acc, wl, site, "bf16", 512, lay)
+    return columns(system("h100-sxm5-80gb", 512), spec, "bf16", lay)
 
 
 def test_outputs_are_sums_of_their_parts(llama):

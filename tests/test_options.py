@@ -81,7 +81,8 @@ def test_sweep_reads_yes_and_no_as_written():
 
 def test_sweep_columns_come_from_the_table():
     assert sweep_module._SITE_COLUMNS == ("region", "grid_gco2e_per_kwh", "pue",
-                                          "price_usd_per_h", "power_cap_w", "price_model")
+                                          "price_usd_per_h", "price_model")
+    assert sweep_module._SYSTEM_COLUMNS == ("power_cap_w",)
     assert "optimizer_state" in sweep_module.STACK_COLUMNS
     assert "precision" not in sweep_module.STACK_COLUMNS
 
@@ -103,12 +104,11 @@ def test_bad_declarations_are_refused():
 def test_model_outputs_are_declared():
     """Every output of evaluate is in model.OUTPUTS or a breakdown part, and each is an
     attribute of Estimate with its unit in the doc."""
-    from traincost.assemble import build_workload, columns
-    acc = traincost.catalog.accelerator("a100-sxm4-80gb")
-    wl = build_workload("llama2-7b", global_batch=64)
+    from traincost.assemble import columns, job_inputs, system
     lay = {"tp": 1, "pp": 1, "cp": 1, "ep": 1, "vpp": 1, "zero": 1, "micro_batch": 1,
            "recompute": 1}
-    out = model.evaluate(columns(acc, wl, traincost.catalog.site(None), "bf16", 8, lay))
+    out = model.evaluate(columns(system("a100-sxm4-80gb", 8),
+                                 job_inputs(model="llama2-7b", global_batch=64), "bf16", lay))
     parts = {f"step_{k}_s" for k in model.STEP_PARTS} | {f"memory_{k}_bytes"
                                                          for k in model.MEMORY_PARTS}
     assert set(out) == {name for name, _, _ in model.OUTPUTS} | parts

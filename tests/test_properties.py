@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 import traincost
 from traincost import catalog, layout
-from traincost.assemble import columns
+from traincost.assemble import Inputs, columns
+from traincost.inputs import Stack, System
 from traincost.model import evaluate
 
 SETTINGS = settings(max_examples=40, deadline=None,
@@ -18,14 +19,15 @@ MODELS = ["gpt2-small", "llama2-7b", "llama3.1-8b", "megatron-18.4b", "mixtral-8
 
 def _layout_table(acc_id, model_id, devices, global_batch):
     acc = catalog.accelerator(acc_id)
-    wl = catalog.model(model_id, global_batch=global_batch, tokens=1e10)
+    wl = catalog.model(model_id)
+    spec = Inputs(wl, catalog.job(model_id, global_batch=global_batch, tokens=1e10), Stack(),
+                  catalog.site("FRA", price_usd_per_h=2.0))
     lay = layout.candidates({}, heads=wl.heads, layers=wl.layers, experts=wl.experts,
                             devices=devices, domain=acc.scaleup_domain_devices)
-    arch = layout.arch_columns(wl, devices)
+    arch = layout.arch_columns(spec, devices)
     mask = layout.valid({**arch, **lay})
     lay = {k: v[mask] for k, v in lay.items()}
-    site = catalog.site("FRA", price_usd_per_h=2.0)
-    return acc, wl, site, lay
+    return acc, spec, lay
 
 
 @SETTINGS
@@ -33,14 +35,15 @@ def _layout_table(acc_id, model_id, devices, global_batch):
        log_devices=st.integers(3, 10), data=st.data())
 def test_vectorised_rows_equal_single_evaluations(acc, model, log_devices, data):
     devices = 2**log_devices
-    acc_o, wl, site, lay = _layout_table(acc, model, devices, 1024)
+    acc_o, spec, lay = _layout_table(acc, model, devices, 1024)
     if len(lay["tp"]) == 0:
         return
+    sys_ = System(acc_o, devices)
     # every enumerated layout multiplies out to the device count
-    out = evaluate(columns(acc_o, wl, site, "bf16", devices, lay))
+    out = evaluate(columns(sys_, spec, "bf16", lay))
     assert np.all(lay["tp"] * lay["pp"] * out["dp"] * lay["cp"] == devices)
     i = data.draw(st.integers(0, len(lay["tp"]) - 1))
-    one = evaluate(columns(acc_o, wl, site, "bf16", devices, {k: v[i] for k, v in lay.items()}))
+    one = evaluate(columns(sys_, spec, "bf16", {k: v[i] for k, v in lay.items()}))
     for key in ("step_time_s", "memory_bytes_per_device", "avg_power_w_per_device", "cost_usd",
                 "co2e_g", "mfu"):
         assert np.asarray(out[key]).reshape(-1)[i if np.ndim(out[key]) else 0] == \
@@ -81,12 +84,12 @@ def test_cost_and_carbon_linear_in_price_and_intensity(scale):
 @SETTINGS
 @given(zero=st.integers(1, 3), log_dp=st.integers(0, 6), model=st.sampled_from(MODELS))
 def test_more_data_parallel_never_needs_more_state_memory(zero, log_dp, model):
-    wl = catalog.model(model, global_batch=2**12, tokens=1e10)
+    spec = Inputs(catalog.model(model), catalog.job(model, global_batch=2**12, tokens=1e10),
+                  Stack(), catalog.site())
     acc = catalog.accelerator("h100-sxm5-80gb")
-    site = catalog.site()
     base = dict(tp=1, pp=1, cp=1, ep=1, vpp=1, zero=zero, micro_batch=1, recompute=1)
-    small = evaluate(columns(acc, wl, site, "bf16", 2**log_dp, base))
-    large = evaluate(columns(acc, wl, site, "bf16", 2**(log_dp + 1), base))
+    small = evaluate(columns(System(acc, 2**log_dp), spec, "bf16", base))
+    large = evaluate(columns(System(acc, 2**(log_dp + 1)), spec, "bf16", base))
     state = lambda o: float(o["memory_weights_bytes"] + o["memory_gradients_bytes"]
                             + o["memory_optimizer_bytes"])
     assert state(large) <= state(small)
@@ -117,16 +120,15 @@ def test_straggler_wait_grows_with_devices_and_stays_below_its_slowdown(log_repl
 def test_a_lower_power_cap_never_speeds_a_layout_up_nor_raises_its_power(acc, model,
                                                                           log_devices, low,
                                                                           data):
-    from dataclasses import replace
     devices = 2**log_devices
-    acc_o, wl, site, lay = _layout_table(acc, model, devices, 1024)
+    acc_o, spec, lay = _layout_table(acc, model, devices, 1024)
     if len(lay["tp"]) == 0:
         return
     i = data.draw(st.integers(0, len(lay["tp"]) - 1))
     one = {k: v[i] for k, v in lay.items()}
-    free = evaluate(columns(acc_o, wl, site, "bf16", devices, one))
-    capped = evaluate(columns(acc_o, wl, replace(site, power_cap_w=low * acc_o.tdp_w),
-                              "bf16", devices, one))
+    free = evaluate(columns(System(acc_o, devices), spec, "bf16", one))
+    capped = evaluate(columns(System(acc_o, devices, power_cap_w=low * acc_o.tdp_w), spec,
+                              "bf16", one))
     if not np.isfinite(free["step_time_s"]):
         return                                   # a link the catalog has no figure for
     # slower, by at most the clock factor; lower device power; memory untouched

@@ -57,9 +57,8 @@ def test_candidate_space_widening():
 # ---- the best layout, checked by brute force over estimate() ------------------------------
 def test_best_per_objective_equals_brute_force_over_estimate():
     res = _everything(accelerators="h100-sxm5-80gb", devices=16, memory_headroom=0.0, **SMALL)
-    wl = catalog.model("gpt2-small", global_batch=64, tokens=1e9)
     lay = layout.candidates({"zero": 1, "vpp": 1}, heads=12, layers=12, experts=0, devices=16,
-                            domain=8, global_batch=64, seq_len=wl.seq_len)
+                            domain=8, global_batch=64, seq_len=catalog.job("gpt2-small").seq_len)
     results = []
     for i in range(len(lay["tp"])):
         knobs = {k: int(v[i]) for k, v in lay.items()}

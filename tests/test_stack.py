@@ -17,7 +17,7 @@ import traincost
 from traincost import catalog
 from traincost.assumptions import DEFAULT
 from traincost.cli import main
-from traincost.inputs import Workload, parse_overlap
+from traincost.inputs import Job, Stack, Workload, parse_overlap
 from traincost.memory import activation_bytes_per_layer
 from traincost.workload import RECOMPUTE_CODES
 
@@ -51,10 +51,11 @@ def test_parallel_block_shares_one_norm_input_and_mask():
         == 5 * SBH / T
 
 
-def test_workload_rejects_unknown_stack_values_naming_the_field():
+def test_stack_rejects_unknown_values_naming_the_field():
     with pytest.raises(ValueError, match="attention-kernel: 'fast'"):
-        Workload(layers=2, hidden=64, heads=4, seq_len=128, global_batch=8,
-                 attention_kernel="fast")
+        Stack(attention_kernel="fast")
+    with pytest.raises(ValueError, match="optimizer-state: 'fp64'"):
+        Stack(optimizer_state="fp64")
     with pytest.raises(ValueError, match="overlap: 'tp,cp' names 'cp'"):
         parse_overlap("tp,cp")
     assert parse_overlap("ep,pp") == {"ep", "pp"}       # DeepSeek-V3's DualPipe overlaps both
@@ -63,13 +64,15 @@ def test_workload_rejects_unknown_stack_values_naming_the_field():
 
 # ---- step time --------------------------------------------------------------------------
 A100 = catalog.accelerator("a100-sxm4-80gb")
-GPT3 = catalog.model("gpt3-175b", global_batch=256)
+GPT3 = catalog.model("gpt3-175b")
+GPT3_JOB = catalog.job("gpt3-175b", global_batch=256)
 
 
-def _est(wl=GPT3, acc=A100, assumptions=DEFAULT, **layout):
+def _est(stack=Stack(), acc=A100, assumptions=DEFAULT, **layout):
     knobs = dict(tp=8, pp=8, vpp=1, cp=1, ep=1, zero=1, micro_batch=1, recompute="none")
     knobs.update(layout)
-    return traincost.estimate(acc, 256, workload=wl, assumptions=assumptions, **knobs)
+    return traincost.estimate(acc, 256, workload=GPT3, job=GPT3_JOB, stack=stack,
+                              assumptions=assumptions, **knobs)
 
 
 def test_parallel_block_halves_tensor_parallel_communication():
@@ -77,7 +80,7 @@ def test_parallel_block_halves_tensor_parallel_communication():
     # per pass: 1 + 1 instead of 2 + 2 (and 1 instead of 2 for a full recompute)
     for rc in ("none", "full"):
         base = _est(recompute=rc).report["step_tp_comm_s"]
-        ptb = _est(wl=replace(GPT3, parallel_block=True), recompute=rc).report["step_tp_comm_s"]
+        ptb = _est(Stack(parallel_block=True), recompute=rc).report["step_tp_comm_s"]
         assert ptb == pytest.approx(base / 2, rel=1e-12)
 
 
@@ -86,7 +89,7 @@ def test_tp_overlap_hides_exactly_the_mlp_gemm_window_when_comm_bound():
     # saving is the whole window: the MLP's two GEMMs, forward and backward (3x forward)
     slow = replace(A100, scaleup_bytes_per_s=1e9)
     plain = _est(acc=slow).report
-    overlapped = _est(wl=replace(GPT3, overlap="tp"), acc=slow).report
+    overlapped = _est(Stack(overlap="tp"), acc=slow).report
     rate = A100.mamf_bf16_flop_per_s * DEFAULT.in_model_matmul_fraction
     mlp_fwd = 2 * (2.0 * S * B * H * (4 * H / T)) / rate                   # up and down GEMMs
     layers_per_stage, microbatches = 96 / 8, 256 / (256 // 64)
@@ -100,13 +103,13 @@ def test_dp_overlap_leaves_one_chunk_of_gradient_traffic():
     # With no overlap credited to the plain stack, its exposed traffic is the whole step's.
     a = replace(DEFAULT, dp_overlap_fraction=0.0)
     plain = _est(assumptions=a, vpp=2).report["step_dp_comm_s"]
-    overlapped = _est(wl=replace(GPT3, overlap="dp"), assumptions=a, vpp=2).report["step_dp_comm_s"]
+    overlapped = _est(Stack(overlap="dp"), assumptions=a, vpp=2).report["step_dp_comm_s"]
     assert overlapped == pytest.approx(plain / (2 * 2), rel=1e-12)
 
 
 def test_pp_overlap_hides_sends_behind_compute():
     assert _est().report["step_pp_comm_s"] > 0
-    assert _est(wl=replace(GPT3, overlap="pp")).report["step_pp_comm_s"] == 0.0
+    assert _est(Stack(overlap="pp")).report["step_pp_comm_s"] == 0.0
 
 
 @pytest.mark.parametrize("measured", [True, False])
@@ -119,9 +122,9 @@ def test_flash_core_does_seven_quarters_of_the_unfused_work(measured):
     # 8192 keys per query row; at s = 4096 a row sees 2048: x (L/(L+L0)) / (8192/(8192+L0)).
     a = replace(DEFAULT, elementwise_traffic_factor=0.0)
     acc = A100 if measured else replace(A100, attention_bf16_flop_per_s=float("nan"))
-    wl = Workload(layers=4, hidden=1024, heads=16, seq_len=4096, global_batch=8, vocab=32000)
+    wl = Workload(layers=4, hidden=1024, heads=16, vocab=32000)
     kw = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=1, micro_batch=1, recompute="none")
-    run = {k: traincost.estimate(acc, 8, workload=replace(wl, attention_kernel=k),
+    run = {k: traincost.estimate(acc, 8, workload=wl, job=Job(4096, 8), attention_kernel=k,
                                  assumptions=a, **kw).report["step_compute_s"]
            for k in ("materialized", "flash")}
     matmul_rate = A100.mamf_bf16_flop_per_s * a.in_model_matmul_fraction
@@ -147,10 +150,9 @@ def test_cudnn_core_runs_at_transformer_engines_measured_rate():
     assert h100.attention_flop_per_s("cudnn") == pytest.approx(cudnn_rate, rel=1e-4)
     assert h100.attention_flop_per_s("flash") == pytest.approx(flash_rate, rel=1e-4)
     a = replace(DEFAULT, elementwise_traffic_factor=0.0)
-    wl = Workload(layers=4, hidden=4096, heads=32, kv_heads=8, seq_len=8192, global_batch=8,
-                  vocab=32000)
+    wl = Workload(layers=4, hidden=4096, heads=32, kv_heads=8, vocab=32000)
     kw = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=1, micro_batch=1, recompute="none")
-    est = {k: traincost.estimate(h100, 8, workload=replace(wl, attention_kernel=k),
+    est = {k: traincost.estimate(h100, 8, workload=wl, job=Job(8192, 8), attention_kernel=k,
                                  assumptions=a, **kw) for k in ("flash", "cudnn")}
     flop = 2.0 * 8192 * 8192 * 32 * (128 + 128)                  # Q K^T and P V, 1 layer
     expected = 4 * 1.75 * flop * (1 / flash_rate - 1 / cudnn_rate)
@@ -178,10 +180,9 @@ def test_fused_attention_rate_scales_with_the_keys_each_call_sees(seq, cp):
     cudnn_rate, flash_rate = (scale * benchmark_flop / ms for ms in (7.4875e-3, 11.8879e-3))
     h100 = catalog.accelerator("h100-sxm5-80gb")
     a = replace(DEFAULT, elementwise_traffic_factor=0.0)
-    wl = Workload(layers=4, hidden=4096, heads=32, kv_heads=8, seq_len=seq, global_batch=8,
-                  vocab=32000)
+    wl = Workload(layers=4, hidden=4096, heads=32, kv_heads=8, vocab=32000)
     kw = dict(tp=1, pp=1, vpp=1, cp=cp, ep=1, zero=1, micro_batch=1, recompute="none")
-    est = {k: traincost.estimate(h100, 8, workload=replace(wl, attention_kernel=k),
+    est = {k: traincost.estimate(h100, 8, workload=wl, job=Job(seq, 8), attention_kernel=k,
                                  assumptions=a, **kw).report for k in ("flash", "cudnn")}
     flop = 2.0 * (seq / cp) * seq * 32 * (128 + 128)              # this rank's queries
     microbatches = 8 / (8 / cp)                                    # batch 8 over dp = 8/cp
@@ -197,7 +198,7 @@ def test_cudnn_without_a_measurement_uses_the_flash_rate_and_says_so():
     assert A100.measured_attention("flash") and not A100.measured_attention("cudnn")
     assert not A100.measured_attention("materialized")
     assert math.isnan(A100.attention_flop_per_s("materialized"))
-    est = {k: _est(wl=replace(GPT3, attention_kernel=k)) for k in ("flash", "cudnn")}
+    est = {k: _est(Stack(attention_kernel=k)) for k in ("flash", "cudnn")}
     assert est["cudnn"].report["step_time_s"] == est["flash"].report["step_time_s"]
     assert any("no cuDNN fused-attention measurement for a100-sxm4-80gb" in c
                for c in est["cudnn"].caveats)
@@ -209,9 +210,9 @@ def test_unmeasured_matmul_ceiling_comes_from_the_assumptions_and_is_flagged():
     # that share doubles a compute-bound step's GEMM time (element-wise traffic off, the
     # materialized softmax at the matmul rate: every compute term is a GEMM); the A100,
     # measured (stas00 MAMF 271.2 TFLOP/s), ignores the default
-    wl = Workload(layers=4, hidden=8192, heads=64, seq_len=4096, global_batch=8, vocab=32000,
-                  attention_kernel="materialized")
-    kw = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=1, micro_batch=1, recompute="none")
+    wl = Workload(layers=4, hidden=8192, heads=64, vocab=32000)
+    kw = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=1, micro_batch=1, recompute="none",
+              job=Job(4096, 8), attention_kernel="materialized")
     base = replace(DEFAULT, elementwise_traffic_factor=0.0)
     half = replace(base, default_mamf_fraction=base.default_mamf_fraction / 2)
     pcie = [traincost.estimate("h100-pcie-80gb", 8, workload=wl, assumptions=a, **kw)
@@ -230,9 +231,9 @@ def test_unmeasured_matmul_ceiling_comes_from_the_assumptions_and_is_flagged():
 
 
 def test_flash_makes_selective_recompute_free():
-    wl = replace(GPT3, attention_kernel="flash")
-    assert _est(wl=wl, recompute="selective").report["step_time_s"] == \
-        _est(wl=wl, recompute="none").report["step_time_s"]
+    st = Stack(attention_kernel="flash")
+    assert _est(st, recompute="selective").report["step_time_s"] == \
+        _est(st, recompute="none").report["step_time_s"]
 
 
 def test_balanced_pipeline_split_frees_the_first_stage():
@@ -241,24 +242,22 @@ def test_balanced_pipeline_split_frees_the_first_stage():
     # v = 2, m = 32: plain, 8 layers/stage, 4/chunk: 8*16 + 15*4 = 188 layer-micro-batches;
     # balanced (embedding and loss count as layers: 128 units), the first stage has 7 layers
     # and its first chunk 3: 7*16 + 15*3 = 157
-    wl = replace(catalog.model("llama3.1-405b", seq_len=8192, global_batch=2048),
-                 attention_kernel="flash")
-    knobs = dict(tp=8, pp=16, vpp=2, cp=1, ep=1, zero=2, micro_batch=1, recompute="none")
-    est = {b: traincost.estimate("h100-sxm5-80gb", 8192, **knobs,
-                                 workload=replace(wl, balanced_pipeline=b)).report
+    knobs = dict(tp=8, pp=16, vpp=2, cp=1, ep=1, zero=2, micro_batch=1, recompute="none",
+                 model="llama3.1-405b", seq_len=8192, global_batch=2048)
+    est = {b: traincost.estimate("h100-sxm5-80gb", 8192, **knobs, attention_kernel="flash",
+                                 balanced_pipeline=b).report
            for b in (False, True)}
     assert est[True]["memory_activations_gib"] / est[False]["memory_activations_gib"] \
         == pytest.approx(157 / 188, rel=1e-12)
 
 
 def test_balanced_pipeline_allows_a_chunk_per_layer_plus_embedding_and_loss():
-    wl = replace(catalog.model("llama3.1-405b", seq_len=8192, global_batch=2048),
-                 balanced_pipeline=True)
-    knobs = dict(tp=8, pp=16, cp=1, ep=1, zero=2, micro_batch=1, recompute="none")
-    traincost.estimate("h100-sxm5-80gb", 8192, vpp=8, workload=wl, **knobs)    # 128 <= 128
+    knobs = dict(tp=8, pp=16, cp=1, ep=1, zero=2, micro_batch=1, recompute="none",
+                 model="llama3.1-405b", seq_len=8192, global_batch=2048)
+    traincost.estimate("h100-sxm5-80gb", 8192, vpp=8, balanced_pipeline=True,
+                       **knobs)                                          # 128 <= 128
     with pytest.raises(ValueError, match="--vpp 8"):
-        traincost.estimate("h100-sxm5-80gb", 8192, vpp=8, **knobs,
-                           workload=replace(wl, balanced_pipeline=False))  # 128 > 126
+        traincost.estimate("h100-sxm5-80gb", 8192, vpp=8, **knobs)      # 128 > 126
 
 
 # ---- CLI ----------------------------------------------------------------------------------

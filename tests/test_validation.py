@@ -6,7 +6,6 @@ fix that makes them pass is noticed too.
 """
 
 import math
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -193,15 +192,15 @@ def test_stated_total_computation_sets_the_work_when_tokens_are_not_stated():
     row = RUNS.loc["patterson-t5-11b"]
     kwargs, filled = case_inputs(row)
     est = traincost.estimate(**kwargs)
-    assert est.report["model_flop_per_token"] * kwargs["workload"].tokens == \
+    assert est.report["model_flop_per_token"] * kwargs["job"].tokens == \
         pytest.approx(4.05e22, rel=1e-9)
     assert any("4.05e+22 FLOP" in f for f in filled)
     # stated tokens win: GPT-3's 300B (Brown et al. 2020), not Patterson's 3.14e23 FLOP
     kwargs, filled = case_inputs(RUNS.loc["patterson-gpt3-175b"])
-    assert kwargs["workload"].tokens == 300e9 and not any("FLOP" in f for f in filled)
+    assert kwargs["job"].tokens == 300e9 and not any("FLOP" in f for f in filled)
     # with neither, the preset's default count stands (T5's: none stated, 300e9)
     kwargs, _ = case_inputs(row.drop("total_flop"))
-    assert kwargs["workload"].tokens == 300e9
+    assert kwargs["job"].tokens == 300e9
 
 
 def test_compute_only_time_basis_leaves_out_the_goodput_share():
@@ -294,13 +293,13 @@ def test_llama3_405b_fits_without_recompute_as_meta_trained_it():
     # TP 8, PP 16 with one layer fewer on the first and last stages (the first chunk holds
     # only the embedding, so one layer per chunk: v = 128/16 = 8) - the layout must fit in
     # an H100's 80 GB, and without the balanced split the memory model says it would not
-    wl = replace(catalog.model("llama3.1-405b", seq_len=8192, global_batch=2048),
+    knobs = dict(tp=8, pp=16, cp=1, ep=1, zero=2, micro_batch=1, recompute="none",
+                 model="llama3.1-405b", seq_len=8192, global_batch=2048,
                  attention_kernel="flash", overlap="pp,dp")
-    knobs = dict(tp=8, pp=16, cp=1, ep=1, zero=2, micro_batch=1, recompute="none")
     balanced = traincost.estimate("h100-sxm5-80gb", 8192, vpp=8, **knobs,
-                                  workload=replace(wl, balanced_pipeline=True))
+                                  balanced_pipeline=True)
     assert balanced.fits_in_memory
-    plain = traincost.estimate("h100-sxm5-80gb", 8192, vpp=4, **knobs, workload=wl)
+    plain = traincost.estimate("h100-sxm5-80gb", 8192, vpp=4, **knobs)
     assert not plain.fits_in_memory
 
 

@@ -12,7 +12,8 @@ def counts(model_id):
     w = catalog.model(model_id)
     return parameter_counts(
         w.layers, w.hidden, w.heads, w.kv_heads_effective, w.head_dim_effective,
-        w.ffn_hidden_effective, w.gated_mlp, w.vocab, w.seq_len, w.tied_embeddings,
+        w.ffn_hidden_effective, w.gated_mlp, w.vocab, catalog.job(model_id).seq_len,
+        w.tied_embeddings,
         w.learned_positions, w.experts, w.top_k, w.shared_experts,
         w.moe_ffn_hidden or w.ffn_hidden_effective, w.dense_layers, w.attention == "mla",
         w.q_lora_rank, w.kv_lora_rank, w.qk_rope_head_dim, w.v_head_dim)

@@ -13,7 +13,7 @@ import pytest
 import traincost
 from traincost import catalog
 from traincost.assumptions import DEFAULT
-from traincost.inputs import Workload
+from traincost.inputs import Job, Workload
 
 A100 = catalog.accelerator("a100-sxm4-80gb")
 N = 16                 # two 8-GPU domains: the data-parallel ring crosses the scale-out fabric
@@ -23,9 +23,9 @@ NO_DP_OVERLAP = replace(DEFAULT, dp_overlap_fraction=0.0)
 
 
 def _dp_comm(acc, hidden, assumptions=NO_DP_OVERLAP, **kw):
-    wl = Workload(layers=LAYERS, hidden=hidden, heads=16, seq_len=2048, global_batch=2 * N,
-                  vocab=32000)
-    knobs = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=3, micro_batch=1, recompute="none")
+    wl = Workload(layers=LAYERS, hidden=hidden, heads=16, vocab=32000)
+    knobs = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=3, micro_batch=1, recompute="none",
+                 job=Job(seq_len=2048, global_batch=2 * N))
     knobs.update(kw)
     return traincost.estimate(acc, N, workload=wl, assumptions=assumptions,
                               **knobs).report["step_dp_comm_s"]
@@ -71,9 +71,9 @@ def test_each_pass_hides_its_gathers_behind_its_own_compute():
     # Choose the ring latency so the L gathers of a pass take 1.5 forward units: the forward
     # exposes 0.5 unit, the backward (2 units) only its first gather; plus the reduce-scatter
     fast = replace(A100, scaleout_bytes_per_s=1e30, scaleup_bytes_per_s=1e30)
-    wl = Workload(layers=LAYERS, hidden=4096, heads=16, seq_len=2048, global_batch=2 * N,
-                  vocab=32000)
-    knobs = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=3, micro_batch=1, recompute="none")
+    wl = Workload(layers=LAYERS, hidden=4096, heads=16, vocab=32000)
+    knobs = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=3, micro_batch=1, recompute="none",
+                 job=Job(seq_len=2048, global_batch=2 * N))
     m = 2                                                   # micro-batches per step
     compute = traincost.estimate(fast, N, workload=wl, assumptions=NO_DP_OVERLAP,
                                  **knobs).report["step_compute_s"]

@@ -12,9 +12,9 @@ True
 
 from .assumptions import DEFAULT as DEFAULT_ASSUMPTIONS
 from .assumptions import Assumptions, describe as describe_assumptions
-from .catalog import accelerator, accelerators, model, models, regions, site
+from .catalog import accelerator, accelerators, job, model, models, regions, site
 from .estimate import Estimate, compare, estimate
-from .inputs import Accelerator, ParallelConfig, Site, Workload
+from .inputs import Accelerator, Job, ParallelConfig, Site, Stack, System, Workload
 from .model import evaluate
 from .search import SearchResult, search
 from .sweep import sweep
@@ -22,8 +22,8 @@ from .sweep import sweep
 __version__ = "0.1.0"
 
 __all__ = [
-    "Accelerator", "Assumptions", "DEFAULT_ASSUMPTIONS", "Estimate", "ParallelConfig", "Site",
-    "Workload", "accelerator", "accelerators", "compare", "describe_assumptions", "estimate",
-    "evaluate", "model", "models", "regions", "search", "SearchResult", "site", "sweep",
+    "Accelerator", "Assumptions", "DEFAULT_ASSUMPTIONS", "Estimate", "Job", "ParallelConfig",
+    "Site", "Stack", "System", "Workload", "accelerator", "accelerators", "compare",
+    "describe_assumptions", "estimate", "evaluate", "job", "model", "models", "regions", "search", "SearchResult", "site", "sweep",
     "__version__",
 ]

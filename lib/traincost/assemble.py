@@ -1,9 +1,11 @@
 """Assembling the model's input columns from what a user gives: below estimate and search.
 
 :func:`job_inputs` turns the declared job inputs (:data:`traincost.options.JOB_INPUTS`)
-into a :class:`~traincost.Workload` and a :class:`~traincost.Site`, :func:`fixed_knobs`
-validates the layout knobs a user fixed, and :func:`columns` lays the dataclasses out as
-the columns :func:`traincost.model.evaluate` reads. :func:`traincost.estimate`,
+into an :class:`Inputs` (a :class:`~traincost.Workload`, :class:`~traincost.Job`,
+:class:`~traincost.Stack` and :class:`~traincost.Site`), :func:`system` builds the
+:class:`~traincost.System`, :func:`fixed_knobs` validates the layout knobs a user fixed,
+and :func:`columns` lays the dataclasses out as the columns
+:func:`traincost.model.evaluate` reads. :func:`traincost.estimate`,
 :func:`traincost.search`, :func:`traincost.sweep` and the calibration all build their
 inputs here, so each is built, defaulted and validated the same way.
 """
@@ -11,19 +13,33 @@ inputs here, so each is built, defaulted and validated the same way.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from . import catalog, options
 from .assumptions import DEFAULT, Assumptions
-from .inputs import FUSED_ATTENTION_KERNELS, Accelerator, Site, Workload
+from .inputs import (FUSED_ATTENTION_KERNELS, Accelerator, Job, ParallelConfig, Site, Stack,
+                     System, Workload)
 from .units import BYTES_PER_ELEMENT
 from .workload import RECOMPUTE_CODES
 
-#: the keywords of :func:`build_workload` and of its architecture part
-WORKLOAD_INPUTS = tuple(n for n in options.names("Workload", "Job", "Stack")
-                        if n not in ("model", "precision"))
-ARCHITECTURE_INPUTS = tuple(n for n in options.names("Workload", "Job") if n != "model")
+#: the keywords of each container's builder (:data:`traincost.options.INPUTS`)
+ARCHITECTURE_INPUTS = tuple(n for n in options.names("Workload") if n != "model")
+JOB_KEYWORDS = options.names("Job")
 STACK_INPUTS = tuple(n for n in options.names("Stack") if n != "precision")
+SITE_INPUTS = options.names("Site")
+#: the inputs :func:`build_workload` takes: the preset, the architecture and the job
+WORKLOAD_INPUTS = (*ARCHITECTURE_INPUTS, *JOB_KEYWORDS)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What one training run is, apart from the machine and the layout: the model, the
+    job, the software stack and the site (each validated on construction)."""
+
+    workload: Workload
+    job: Job
+    stack: Stack
+    site: Site
 
 
 def as_accelerator(accelerator) -> Accelerator:
@@ -31,62 +47,56 @@ def as_accelerator(accelerator) -> Accelerator:
     return accelerator if isinstance(accelerator, Accelerator) else catalog.accelerator(accelerator)
 
 
-def power_cap_w(acc: Accelerator, site: Site) -> float:
-    """The power limit ``site`` sets on ``acc``: its TDP when none is set. [W]
-
-    Raises ValueError (naming ``power-cap``) for a limit at or below the device's idle
-    draw or above its rated maximum: a firmware limit cannot raise the maximum, and this
-    tool does not clamp it silently."""
-    cap = site.power_cap_w
-    if math.isnan(cap):
-        return acc.tdp_w
-    if not acc.idle_w < cap <= acc.tdp_w:
-        raise ValueError(f"power-cap: {cap:g} W is outside what {acc.id} allows: above its "
-                         f"idle draw {acc.idle_w:g} W and at most its rated maximum "
-                         f"{acc.tdp_w:g} W")
-    return float(cap)
+def system(accelerator, devices: int, power_cap=None) -> System:
+    """The :class:`~traincost.System` of ``devices`` x ``accelerator`` (id or object) with
+    an optional power limit [W] (None: the devices' TDP). ValueError names ``power-cap``
+    for a limit the device cannot take."""
+    return System(as_accelerator(accelerator), devices,
+                  power_cap_w=math.nan if power_cap is None else float(power_cap))
 
 
-def check_fp8_activations(wl: Workload, precision: str) -> None:
+def check_fp8_activations(stack: Stack, precision: str) -> None:
     """ValueError (naming ``fp8-activations``) for the FP8 activation recipe at another
     precision: it caches the inputs of FP8 GEMMs, which only fp8 runs have."""
-    if wl.fp8_activations and precision != "fp8":
+    if stack.fp8_activations and precision != "fp8":
         raise ValueError(f"fp8-activations: DeepSeek-V3's recipe caches the inputs of FP8 "
                          f"GEMMs, so it needs precision fp8, not {precision}")
 
 
-def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
-            layout_cols: dict, assumptions: Assumptions = DEFAULT) -> dict:
+def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
+            assumptions: Assumptions = DEFAULT) -> dict:
     """Input columns for :func:`traincost.model.evaluate` (scalars broadcast with layouts).
 
     ``assumptions`` supplies the matmul ceiling of a device without a measured one
     (``default_mamf_fraction``)."""
+    acc, wl, job, stack, site = (sys_.accelerator, inputs.workload, inputs.job, inputs.stack,
+                                 inputs.site)
     peak = acc.peak_flop_per_s(precision)
-    check_fp8_activations(wl, precision)
+    check_fp8_activations(stack, precision)
     price = site.price_usd_per_h if not math.isnan(site.price_usd_per_h) else acc.price_usd_per_h
     return {
-        "power_cap_w": power_cap_w(acc, site),
+        "power_cap_w": sys_.power_limit_w,
         "peak_flop_per_s": peak,
         "mamf_fraction": acc.mamf_fraction(assumptions.default_mamf_fraction, precision),
         "mamf_measured": not math.isnan(acc.mamf_bf16_flop_per_s),
         "model_error_factor": 1.0,
         "fp8": precision == "fp8",
         "fp8_units": acc.fp8_units,
-        "attention_flop_per_s": acc.attention_flop_per_s(wl.attention_kernel),
+        "attention_flop_per_s": acc.attention_flop_per_s(stack.attention_kernel),
         "attention_kv_tokens": acc.attention_kv_tokens,
-        "framework_matmul_factor": catalog.framework_factor(wl.framework, acc)[0],
+        "framework_matmul_factor": catalog.framework_factor(stack.framework, acc)[0],
         "hbm_bytes": acc.hbm_bytes, "hbm_bytes_per_s": acc.hbm_bytes_per_s,
         "tdp_w": acc.tdp_w, "idle_w": acc.idle_w,
-        "scaleup_domain_devices": acc.scaleup_domain_devices,
-        "scaleup_bytes_per_s": acc.scaleup_bytes_per_s,
-        "scaleout_bytes_per_s": acc.scaleout_bytes_per_s,
+        "scaleup_domain_devices": sys_.domain_devices,
+        "scaleup_bytes_per_s": sys_.scaleup_bw,
+        "scaleout_bytes_per_s": sys_.scaleout_bw,
         "price_usd_per_h": price, "capex_usd": acc.capex_usd,
         "embodied_kgco2e": acc.embodied_kgco2e,
         "bytes_per_element": BYTES_PER_ELEMENT[precision],
         "layers": wl.layers, "hidden": wl.hidden, "heads": wl.heads,
         "kv_heads": wl.kv_heads_effective, "head_dim": wl.head_dim_effective,
         "ffn_hidden": wl.ffn_hidden_effective, "gated_mlp": wl.gated_mlp, "vocab": wl.vocab,
-        "seq_len": wl.seq_len, "tied_embeddings": wl.tied_embeddings,
+        "seq_len": job.seq_len, "tied_embeddings": wl.tied_embeddings,
         "learned_positions": wl.learned_positions, "experts": wl.experts, "top_k": wl.top_k,
         "shared_experts": wl.shared_experts,
         "moe_ffn_hidden": wl.moe_ffn_hidden or wl.ffn_hidden_effective,
@@ -95,15 +105,15 @@ def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
         "mla": wl.attention == "mla",
         "q_lora_rank": wl.q_lora_rank, "kv_lora_rank": wl.kv_lora_rank,
         "qk_rope_head_dim": wl.qk_rope_head_dim, "v_head_dim": wl.v_head_dim,
-        "global_batch": wl.global_batch, "tokens": wl.tokens,
-        "flash_attention": wl.attention_kernel in FUSED_ATTENTION_KERNELS,
-        "parallel_block": wl.parallel_block,
-        "tp_overlap": "tp" in wl.overlaps, "pp_overlap": "pp" in wl.overlaps,
-        "dp_overlap": "dp" in wl.overlaps, "ep_overlap": "ep" in wl.overlaps,
-        "balanced_pipeline": wl.balanced_pipeline,
-        "fp8_activations": wl.fp8_activations,
-        "optimizer_bf16": wl.optimizer_state == "bf16",
-        "devices": devices,
+        "global_batch": job.global_batch, "tokens": job.tokens,
+        "flash_attention": stack.attention_kernel in FUSED_ATTENTION_KERNELS,
+        "parallel_block": stack.parallel_block,
+        "tp_overlap": "tp" in stack.overlaps, "pp_overlap": "pp" in stack.overlaps,
+        "dp_overlap": "dp" in stack.overlaps, "ep_overlap": "ep" in stack.overlaps,
+        "balanced_pipeline": stack.balanced_pipeline,
+        "fp8_activations": stack.fp8_activations,
+        "optimizer_bf16": stack.optimizer_state == "bf16",
+        "devices": sys_.devices,
         **layout_cols,
         "pue": site.pue, "grid_gco2e_per_kwh": site.grid_gco2e_per_kwh,
         "is_rental": site.price_model == "rental",
@@ -112,97 +122,106 @@ def columns(acc: Accelerator, wl: Workload, site: Site, precision: str, devices,
 
 
 def build_workload(model=None, **inputs) -> Workload:
-    """A Workload from a preset id and/or explicit architecture flags (flags override).
+    """A Workload (the architecture) from a preset id and/or explicit architecture flags
+    (flags override; a preset so changed is named "(modified)").
 
-    Keywords: :data:`WORKLOAD_INPUTS` (the architecture, the job and the software stack
-    of :data:`traincost.options.INPUTS`); None keeps the preset's value or the default.
+    Keywords: :data:`ARCHITECTURE_INPUTS`; None keeps the preset's value or the default.
+    A custom architecture (no ``model``) needs ``layers``, ``hidden`` and ``heads``.
     """
-    given = options.bind("build_workload", inputs, WORKLOAD_INPUTS)
-    stack = {k: given[k] for k in STACK_INPUTS if given[k] is not None}
-    wl = _build_architecture(model, **{k: given[k] for k in ARCHITECTURE_INPUTS})
-    return with_stack(wl, stack)
+    given = {k: v for k, v in options.bind("build_workload", inputs,
+                                           ARCHITECTURE_INPUTS).items() if v is not None}
+    if model is not None:
+        base = catalog.model(model)
+        return replace(base, **given, name=f"{base.name} (modified)") if given else base
+    missing = [n for n in ("layers", "hidden", "heads") if n not in given]
+    if missing:
+        raise ValueError(f"{missing[0]}: required unless --model is given")
+    gated = bool(given.get("gated_mlp"))
+    return Workload(**given, tied_embeddings=not gated, learned_positions=not gated)
 
 
-def with_stack(wl: Workload, stack: dict) -> Workload:
-    """``wl`` with the software-stack inputs ``stack`` (name -> value, the ones given), and
-    for those not given the defaults the stack's ``framework`` implies
+def build_job(model=None, *, seq_len=None, global_batch=None, tokens=None) -> Job:
+    """A Job from the job keywords, ``seq_len`` and ``tokens`` defaulting to preset
+    ``model``'s (:func:`traincost.catalog.job`). ``global_batch`` is required."""
+    given = options.bind("build_job", dict(seq_len=seq_len, global_batch=global_batch,
+                                           tokens=tokens), JOB_KEYWORDS)
+    if given["global_batch"] is None:
+        raise ValueError("global-batch: required (sequences per optimizer step)")
+    return catalog.job(model, seq_len=given["seq_len"], global_batch=given["global_batch"],
+                       tokens=given["tokens"])
+
+
+def build_stack(**inputs) -> Stack:
+    """A Stack from the software-stack keywords (:data:`STACK_INPUTS`; None: not given),
+    and for those not given the defaults the stack's ``framework`` implies
     (``data/frameworks.csv``: attention kernel, overlaps). ValueError names an unknown
     framework.
 
-    >>> from traincost import catalog
-    >>> with_stack(catalog.model("llama2-7b"), {"framework": "llm-foundry"}).overlap
+    >>> build_stack(framework="llm-foundry").overlap
     'dp'
-    >>> with_stack(catalog.model("llama2-7b"), {"framework": "llm-foundry", "overlap": "none"}).overlap
+    >>> build_stack(framework="llm-foundry", overlap="none").overlap
     'none'
     """
-    stack = dict(stack)
-    if "framework" in stack:
-        row = catalog.framework(stack["framework"])
+    given = {k: v for k, v in options.bind("build_stack", inputs, STACK_INPUTS).items()
+             if v is not None}
+    if "framework" in given:
+        row = catalog.framework(given["framework"])
         for name in ("attention_kernel", "overlap"):
-            if name not in stack and isinstance(row[name], str) and row[name]:
-                stack[name] = row[name]
-    return replace(wl, **stack) if stack else wl
+            if name not in given and isinstance(row[name], str) and row[name]:
+                given[name] = row[name]
+    return Stack(**given)
 
 
-def framework_knobs(fixed: dict, wl: Workload) -> dict:
-    """The layout knobs ``fixed`` (:func:`fixed_knobs`) with the sharding ``wl``'s framework
-    implies where ZeRO is open (FSDP frameworks: 3); otherwise as given.
+def framework_knobs(fixed: dict, stack: Stack) -> dict:
+    """The layout knobs ``fixed`` (:func:`fixed_knobs`) with the sharding ``stack``'s
+    framework implies where ZeRO is open (FSDP frameworks: 3); otherwise as given.
 
-    >>> from dataclasses import replace
-    >>> from traincost import catalog
-    >>> wl = replace(catalog.model("llama2-7b"), framework="torchtitan")
-    >>> framework_knobs({"zero": None, "tp": 2}, wl)
+    >>> framework_knobs({"zero": None, "tp": 2}, Stack(framework="torchtitan"))
     {'zero': 3, 'tp': 2}
     """
-    zero = catalog.framework(wl.framework)["zero"]
+    zero = catalog.framework(stack.framework)["zero"]
     if fixed.get("zero") is None and not (isinstance(zero, float) and math.isnan(zero)):
         return {**fixed, "zero": int(zero)}
     return fixed
 
 
-def _build_architecture(model=None, *, layers=None, hidden=None, heads=None, kv_heads=None,
-                        head_dim=None, ffn_hidden=None, vocab=None, gated_mlp=None,
-                        experts=None, top_k=None, seq_len=None, global_batch=None,
-                        tokens=None) -> Workload:
-    if global_batch is None:
-        raise ValueError("global-batch: required (sequences per optimizer step)")
-    if model is not None:
-        base = catalog.model(model, seq_len=seq_len, global_batch=global_batch, tokens=tokens)
-        over = {k: v for k, v in dict(layers=layers, hidden=hidden, heads=heads,
-                                      kv_heads=kv_heads, head_dim=head_dim,
-                                      ffn_hidden=ffn_hidden, vocab=vocab,
-                                      gated_mlp=gated_mlp, experts=experts,
-                                      top_k=top_k).items() if v is not None}
-        if not over:
-            return base
-        return replace(base, **over, name=f"{base.name} (modified)")
-    missing = [n for n, v in (("layers", layers), ("hidden", hidden), ("heads", heads),
-                              ("seq-len", seq_len)) if v is None]
-    if missing:
-        raise ValueError(f"{missing[0]}: required unless --model is given")
-    given = {k: v for k, v in dict(tokens=tokens, vocab=vocab).items() if v is not None}
-    return Workload(layers=layers, hidden=hidden, heads=heads, seq_len=seq_len,
-                    global_batch=global_batch, kv_heads=kv_heads or 0, head_dim=head_dim or 0,
-                    ffn_hidden=ffn_hidden or 0, gated_mlp=bool(gated_mlp),
-                    tied_embeddings=not gated_mlp, learned_positions=not gated_mlp,
-                    experts=experts or 0, top_k=top_k or 0, **given)
+def _refuse_both(obj_name: str, obj, names, given: dict) -> None:
+    """ValueError when an input object and keywords of its own container are both given:
+    one would silently override the other."""
+    if obj is None:
+        return
+    clash = [n for n in names if given.get(n) is not None and given[n] != options.option(n).default]
+    if clash:
+        raise ValueError(f"{clash[0].replace('_', '-')}: given beside {obj_name}=, which "
+                         f"already sets it (give the object or the keywords, not both)")
 
 
-def job_inputs(workload=None, site=None, *, assumptions: Assumptions = DEFAULT,
-               **inputs) -> tuple[Workload, Site]:
-    """The Workload and Site that the job inputs describe (objects given win), validated.
+def job_inputs(workload=None, job=None, stack=None, site=None, *,
+               assumptions: Assumptions = DEFAULT, **inputs) -> Inputs:
+    """The Workload, Job, Stack and Site the job inputs describe, validated.
+
+    An object given (``workload=``, ``job=``, ``stack=``, ``site=``) stands for its
+    container's keywords; giving both is refused, naming the keyword.
 
     Keywords: :data:`traincost.options.JOB_INPUTS`.
     """
     given = options.bind("job_inputs", inputs, options.JOB_INPUTS)
+    _refuse_both("workload", workload, ("model", *ARCHITECTURE_INPUTS), given)
+    _refuse_both("job", job, JOB_KEYWORDS, given)
+    _refuse_both("stack", stack, STACK_INPUTS, given)
+    _refuse_both("site", site, SITE_INPUTS, given)
+    for name, obj, cls in (("workload", workload, Workload), ("job", job, Job),
+                           ("stack", stack, Stack), ("site", site, Site)):
+        if obj is not None and not isinstance(obj, cls):
+            raise ValueError(f"{name}: {obj!r} is not a {cls.__name__}")
     if workload is None:
-        workload = build_workload(given["model"], **{k: given[k] for k in WORKLOAD_INPUTS})
-    step_tokens = workload.global_batch * workload.seq_len
-    if given["tokens"] is not None and given["tokens"] < step_tokens:
-        raise ValueError(f"tokens: {given['tokens']:g} is fewer than one optimizer step's "
-                         f"{step_tokens:,} (global batch x sequence length)")
+        workload = build_workload(given["model"], **{k: given[k] for k in ARCHITECTURE_INPUTS})
+    if job is None:
+        job = build_job(given["model"], **{k: given[k] for k in JOB_KEYWORDS})
+    if stack is None:
+        stack = build_stack(**{k: given[k] for k in STACK_INPUTS})
     if site is None:
-        price, cap = given["price_per_hour"], given["power_cap"]
+        price = given["price_per_hour"]
         if price is not None and given["price_model"] == "ownership":
             raise ValueError(f"price-per-hour: {price:g} USD/h is a rental price, and "
                              "price-model ownership costs the run by the devices' purchase "
@@ -210,18 +229,28 @@ def job_inputs(workload=None, site=None, *, assumptions: Assumptions = DEFAULT,
         site = catalog.site(given["region"], grid_intensity_g=given["grid_intensity"],
                             pue_value=given["pue"],
                             price_usd_per_h=math.nan if price is None else price,
-                            price_model=given["price_model"],
-                            power_cap_w=math.nan if cap is None else cap,
-                            assumptions=assumptions)
-    return workload, site
+                            price_model=given["price_model"], assumptions=assumptions)
+    return Inputs(workload, job, stack, site)
 
 
 def fixed_knobs(tp=None, pp=None, cp=None, ep=None, vpp=None, zero=None, micro_batch=None,
-                recompute=None) -> dict:
+                recompute=None, parallel: ParallelConfig | None = None) -> dict:
     """The layout knobs the user set, checked against their declarations
-    (:func:`traincost.options.check`; None = open to search; recompute as its code)."""
+    (:func:`traincost.options.check`; None = open to search; recompute as its code).
+
+    ``parallel`` (a :class:`~traincost.ParallelConfig`) stands for the keywords; giving a
+    knob both ways is refused."""
     given = dict(tp=tp, pp=pp, cp=cp, ep=ep, vpp=vpp, zero=zero, micro_batch=micro_batch,
                  recompute=recompute)
+    if parallel is not None:
+        if not isinstance(parallel, ParallelConfig):
+            raise ValueError(f"parallel: {parallel!r} is not a ParallelConfig")
+        for k, v in parallel.knobs().items():
+            if v is not None:
+                if given[k] is not None:
+                    raise ValueError(f"{k.replace('_', '-')}: given beside parallel=, which "
+                                     "already sets it (give one or the other)")
+                given[k] = v
     fixed = {k: options.check(k, v) for k, v in given.items()}
     if fixed["recompute"] is not None:
         fixed["recompute"] = RECOMPUTE_CODES[fixed["recompute"]]

@@ -46,7 +46,7 @@ from scipy.optimize import least_squares
 
 from . import calibration, catalog, layout
 from .assumptions import PRIOR, Assumptions
-from .assemble import columns, fixed_knobs, framework_knobs
+from .assemble import Inputs, columns, fixed_knobs, framework_knobs, system
 from .catalog import precision_group
 from .model import evaluate, report_units
 from .uncertainty import ERROR_CLASSES
@@ -104,24 +104,27 @@ def _prepare(row: pd.Series, prior: Assumptions) -> Case | None:
     if not targets:
         return None
     acc = catalog.accelerator(kwargs["accelerator"])
-    wl = kwargs["workload"]
+    devices = kwargs["devices"]
+    sys_ = system(acc, devices)
+    spec = Inputs(kwargs["workload"], kwargs["job"], kwargs["stack"],
+                  catalog.site(None, pue_value=1.0, grid_intensity_g=0.0))
     precision = kwargs.get("precision") or acc.default_precision
     fixed = framework_knobs(fixed_knobs(**{k: kwargs.get(k) for k in (
-        "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute")}), wl)
-    devices = kwargs["devices"]
+        "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute")}), spec.stack)
+    wl, job = spec.workload, spec.job
     lay = layout.candidates(fixed, heads=wl.heads, layers=wl.layers, experts=wl.experts,
-                            devices=devices, domain=acc.scaleup_domain_devices,
-                            global_batch=wl.global_batch, seq_len=wl.seq_len)
-    arch = layout.arch_columns(wl, devices)
+                            devices=devices, domain=sys_.domain_devices,
+                            global_batch=job.global_batch, seq_len=job.seq_len)
+    arch = layout.arch_columns(spec, devices)
     mask = layout.valid({**arch, **lay})
     if not mask.any():
         return None
     lay = {k: v[mask] for k, v in lay.items()}
-    site = catalog.site(None, pue_value=1.0, grid_intensity_g=0.0)
     src = source_key(row.get("source", ""))
-    return Case(case=row.name, cols=columns(acc, wl, site, precision, devices, lay, prior),
-                targets=targets, source=src, framework=wl.framework,
-                stack=catalog.factor_key(wl.framework, acc),
+    framework = spec.stack.framework
+    return Case(case=row.name, cols=columns(sys_, spec, precision, lay, prior),
+                targets=targets, source=src, framework=framework,
+                stack=catalog.factor_key(framework, acc),
                 document=document_key(src, row.get("source_date", ""),
                                       row.get("source_locator", "")))
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from . import calibration
 from .assumptions import DEFAULT
-from .inputs import Accelerator, Site, Workload
+from .inputs import Accelerator, Job, Site, Workload
 from .units import GRAMS_PER_KG, LBS_PER_KG, TERA
 
 _NUMERIC_ACCELERATOR = (
@@ -210,27 +210,24 @@ _WORKLOAD_INTS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab"
                   "mtp_depth")
 
 
+def _model_row(model_id: str) -> pd.Series:
+    df = models()
+    key = str(model_id).strip().lower()
+    if key not in df.index:
+        raise _unknown("model", model_id, df.index)
+    return df.loc[key]
+
+
 @functools.lru_cache(maxsize=1024)
-def model(model_id: str, *, seq_len: int | None = None, global_batch: int = 1024,
-          tokens: float | None = None) -> Workload:
-    """A :class:`Workload` from a preset; ``seq_len`` and ``tokens`` default to the preset's.
+def model(model_id: str) -> Workload:
+    """A preset's architecture as a :class:`Workload` (its job: :func:`job`).
 
     Parameters
     ----------
     model_id : str
         Preset id (``traincost catalog models``).
-    seq_len : int, optional
-        Sequence length; the preset's when omitted. [tokens]
-    global_batch : int
-        Sequences per step. [-]
-    tokens : float, optional
-        Training tokens; the preset's reported figure when omitted. [tokens]
     """
-    df = models()
-    key = str(model_id).strip().lower()
-    if key not in df.index:
-        raise _unknown("model", model_id, df.index)
-    row = df.loc[key]
+    row = _model_row(model_id)
     kw = {}
     for col in _WORKLOAD_INTS:
         val = row.get(col)
@@ -238,14 +235,47 @@ def model(model_id: str, *, seq_len: int | None = None, global_batch: int = 1024
     for col in ("gated_mlp", "tied_embeddings", "learned_positions"):
         kw[col] = bool(int(row[col]))
     kw["attention"] = str(row["attention"])
+    return Workload(name=str(row["name"]), **kw)
+
+
+@functools.lru_cache(maxsize=1024)
+def _job_defaults(model_id: str) -> tuple:
+    """A preset's sequence length and reported training tokens (None where not reported);
+    read once: every estimate of a preset asks for them."""
+    row = _model_row(model_id)
+    tokens = row.get("tokens_reported")
+    return int(row["seq_len"]), (None if pd.isna(tokens) else float(tokens))
+
+
+def job(model_id: str | None = None, *, seq_len: int | None = None, global_batch: int = 1024,
+        tokens: float | None = None) -> Job:
+    """A :class:`Job`; ``seq_len`` and ``tokens`` default to preset ``model_id``'s.
+
+    Parameters
+    ----------
+    model_id : str, optional
+        Preset id whose sequence length and reported training tokens are the defaults;
+        without one ``seq_len`` is required and ``tokens`` defaults to :class:`Job`'s.
+    seq_len : int, optional
+        Sequence length; the preset's when omitted. [tokens]
+    global_batch : int
+        Sequences per step. [-]
+    tokens : float, optional
+        Training tokens; the preset's reported figure when omitted. [tokens]
+
+    >>> job("llama2-7b").seq_len
+    4096
+    """
+    kw = {}
+    if model_id is not None:
+        preset_seq, preset_tokens = _job_defaults(str(model_id))
+        seq_len = preset_seq if seq_len is None else seq_len
+        tokens = preset_tokens if tokens is None else tokens
     if seq_len is None:
-        seq_len = int(row["seq_len"])
-    if tokens is None:
-        tokens = float(row["tokens_reported"]) if not pd.isna(row.get("tokens_reported")) \
-            else None
+        raise ValueError("seq-len: required unless --model is given")
     if tokens is not None:
-        kw["tokens"] = tokens                    # else the Workload's default
-    return Workload(seq_len=seq_len, global_batch=global_batch, name=str(row["name"]), **kw)
+        kw["tokens"] = tokens                    # else the Job's default
+    return Job(seq_len=seq_len, global_batch=global_batch, **kw)
 
 
 #: the framework whose runs fix traincost's shared efficiency constants (factor 1)
@@ -485,7 +515,7 @@ def grid_intensity(region: str) -> tuple[float, str]:
 def site(region: str | None = None, *, grid_intensity_g: float | None = None,
          pue_value: float | None = None, price_usd_per_h: float = math.nan,
          price_model: str = "rental", electricity_usd_per_kwh: float = math.nan,
-         power_cap_w: float = math.nan, assumptions=DEFAULT) -> Site:
+         assumptions=DEFAULT) -> Site:
     """Build a :class:`Site` from a region id and overrides.
 
     The PUE defaults to the cloud provider's fleet PUE for a cloud region, otherwise to
@@ -511,5 +541,4 @@ def site(region: str | None = None, *, grid_intensity_g: float | None = None,
                                          if math.isnan(electricity_usd_per_kwh)
                                          else electricity_usd_per_kwh),
                 region=key if grid_intensity_g is None else "custom",
-                pue_source=p_src, grid_source=g_src,
-                power_cap_w=math.nan if power_cap_w is None else power_cap_w)
+                pue_source=p_src, grid_source=g_src)

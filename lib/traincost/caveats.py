@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import catalog, comm
-from .assemble import power_cap_w
 from .inputs import FUSED_ATTENTION_KERNELS
 from .workload import last_stage_excess
 
@@ -63,7 +62,7 @@ def _no_mamf_says(est) -> str:
 
 
 def _kernel(est) -> str:
-    return est.accelerator.attention_kernel_used(est.workload.attention_kernel)
+    return est.accelerator.attention_kernel_used(est.stack.attention_kernel)
 
 
 def _unmeasured_fused(est) -> bool:
@@ -101,12 +100,12 @@ def _flash_says(est) -> str:
 
 
 def _cap_fraction(est) -> float:
-    return power_cap_w(est.accelerator, est.site) / est.accelerator.tdp_w
+    return est.system.power_limit_w / est.accelerator.tdp_w
 
 
 def _low_cap_says(est) -> str:
     a, acc = est.assumptions, est.accelerator
-    cap = power_cap_w(acc, est.site)
+    cap = est.system.power_limit_w
     return (f"power cap: {cap:g} W is {cap / acc.tdp_w:.0%} of {acc.id}'s {acc.tdp_w:g} W "
             "rating; the law that slows its matmuls under a limit, "
             f"(cap/TDP)^{a.power_cap_clock_exponent:g}, was measured between "
@@ -157,11 +156,11 @@ def _moe_says(est) -> str:
 
 
 def _framework_status(est) -> str:
-    return catalog.framework_factor(est.workload.framework, est.accelerator)[1]
+    return catalog.framework_factor(est.stack.framework, est.accelerator)[1]
 
 
 def _borrowed_says(est) -> str:
-    fw = est.workload.framework
+    fw = est.stack.framework
     family = catalog.accelerator_family(est.accelerator)
     where = "this accelerator (no vendor named)" if family == "unknown" else \
         f"{family} accelerators"
@@ -175,7 +174,7 @@ def _borrowed_says(est) -> str:
 
 
 def _fitted_says(est) -> str:
-    fw = est.workload.framework
+    fw = est.stack.framework
     factor = catalog.framework_factor(fw, est.accelerator)[0]
     who = "an unstated framework on this family" if fw == "unspecified" else fw
     return (f"framework: {who} runs its GEMMs at {factor:.2f}x the Megatron-Core/NeMo "
@@ -210,7 +209,7 @@ RULES = (
          _cudnn_unmeasured_says, "data/accelerators.csv (attention_cudnn_bf16_flop_per_s)"),
     Rule("flash-where-cudnn-is-faster", _flash_where_cudnn_is_faster, _flash_says,
          "data/accelerators.csv; TransformerEngine's attention backend order"),
-    Rule("fp8-activations", lambda est: bool(est.workload.fp8_activations),
+    Rule("fp8-activations", lambda est: bool(est.stack.fp8_activations),
          lambda est: ("fp8 activations: DeepSeek-V3's memory recipe, checked only by that "
                       "run's published layout fitting in 80 GB; the element-wise work of "
                       "recomputing its norms and SwiGLU outputs is left out of the step time "
@@ -220,7 +219,7 @@ RULES = (
          lambda est: _cap_fraction(est) < est.assumptions.power_cap_measured_min_fraction,
          _low_cap_says, "assumptions.power_cap_clock_exponent (data/accelerators.csv)"),
     Rule("uneven-pipeline",
-         lambda est: not est.workload.balanced_pipeline
+         lambda est: not est.stack.balanced_pipeline
          and _excess(est) >= est.assumptions.output_imbalance_caveat_fraction,
          _uneven_says, "traincost.workload.last_stage_excess; traincost validate (NeMo runs)"),
     Rule("beyond-measured-mfu", lambda est: float(est.report["mfu"]) > _record(est)[1],

@@ -24,15 +24,16 @@ import numpy as np
 import pandas as pd
 
 from . import calibration, caveats, layout, options
-from .assemble import (STACK_INPUTS, as_accelerator, columns, fixed_knobs, framework_knobs,
-                       job_inputs)
+from .assemble import (STACK_INPUTS, Inputs, columns, fixed_knobs, framework_knobs,
+                       job_inputs, system)
 from .catalog import precision_group
 from .assumptions import DEFAULT, Assumptions, describe
-from .inputs import OVERLAP_KINDS, Accelerator, ParallelConfig, Site, Workload
+from .inputs import (OVERLAP_KINDS, Accelerator, Job, ParallelConfig, Site, Stack, System,
+                     Workload)
 from .model import MEMORY_PARTS, OUTPUTS, STEP_PARTS, evaluate, report_units
 from .search import search
 from .units import GIB
-from .workload import CODE_TO_RECOMPUTE, RECOMPUTE_CODES
+from .workload import CODE_TO_RECOMPUTE
 
 
 
@@ -40,11 +41,12 @@ from .workload import CODE_TO_RECOMPUTE, RECOMPUTE_CODES
 class Estimate:
     """A full estimate for one configuration: inputs, outputs (SI) and breakdowns."""
 
-    accelerator: Accelerator
+    system: System
     workload: Workload
+    job: Job
+    stack: Stack
     parallel: ParallelConfig
     site: Site
-    devices: int
     precision: str
     values: dict
     assumptions: Assumptions = DEFAULT
@@ -53,6 +55,21 @@ class Estimate:
     #: p10/p50/p90 of the outputs under the model's measured error, when asked for
     #: (:func:`traincost.uncertainty.intervals`); None otherwise
     intervals: dict | None = None
+
+    @property
+    def accelerator(self) -> Accelerator:
+        """The device (:attr:`system`'s)."""
+        return self.system.accelerator
+
+    @property
+    def devices(self) -> int:
+        """Number of devices (:attr:`system`'s). [-]"""
+        return self.system.devices
+
+    @property
+    def inputs(self) -> Inputs:
+        """The model, job, stack and site, as :func:`traincost.assemble.columns` takes them."""
+        return Inputs(self.workload, self.job, self.stack, self.site)
 
     # --- presentation at the edges (units converted in model.report_units only) --------
     @property
@@ -124,12 +141,12 @@ class Estimate:
     def _stack(self) -> dict:
         """The software stack as run: every declared stack input (flags as booleans, the
         overlaps as a list) and the attention kernel ``auto`` resolved to."""
-        wl = self.workload
-        stack = {k: (bool(getattr(wl, k)) if options.option(k).kind == "bool"
-                     else getattr(wl, k)) for k in STACK_INPUTS}
-        stack["overlap"] = [k for k in OVERLAP_KINDS if k in wl.overlaps]
+        st = self.stack
+        stack = {k: (bool(getattr(st, k)) if options.option(k).kind == "bool"
+                     else getattr(st, k)) for k in STACK_INPUTS}
+        stack["overlap"] = [k for k in OVERLAP_KINDS if k in st.overlaps]
         stack["attention_kernel_used"] = self.accelerator.attention_kernel_used(
-            wl.attention_kernel)
+            st.attention_kernel)
         return stack
 
     def to_dict(self) -> dict:
@@ -156,9 +173,9 @@ class Estimate:
             **{k: r[k] for k in flat},
             "hbm_gib_per_device": self.accelerator.hbm_bytes / GIB,
             "fits_in_memory": bool(r["fits_in_memory"]),
-            "tokens": self.workload.tokens,
+            "tokens": self.job.tokens,
             **{k: r[k] for k in after},
-            "power_cap_w": _finite_or_none(self.site.power_cap_w),
+            "power_cap_w": _finite_or_none(self.system.power_cap_w),
             "pue": self.site.pue,
             "grid_gco2e_per_kwh": self.site.grid_gco2e_per_kwh,
             "region": self.site.region,
@@ -224,6 +241,8 @@ def _scalarise(values: dict, i: int) -> dict:
 
 
 def estimate(accelerator=None, devices=None, *, workload: Workload | None = None,
+             job: Job | None = None, stack: Stack | None = None,
+             parallel: ParallelConfig | None = None, system: System | None = None,
              site: Site | None = None, assumptions: Assumptions = DEFAULT,
              uncertainty: bool = False, seed: int = 0, **inputs) -> Estimate:
     """Estimate time, energy, carbon and cost of one training run.
@@ -237,13 +256,18 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
     Parameters
     ----------
     accelerator : str or Accelerator
-        Catalog id or object.
+        Catalog id or object (or give ``system``).
     devices : int
-        Number of devices. [-]
-    workload : Workload, optional
-        Instead of ``model``/architecture keywords.
-    site : Site, optional
-        Instead of the site keywords.
+        Number of devices (or give ``system``). [-]
+    workload, job, stack, site : Workload, Job, Stack, Site, optional
+        Instead of the keywords of each container (the architecture; the sequence, batch
+        and tokens; the software stack; the grid, PUE and prices). Giving an object and
+        one of its own keywords is refused.
+    parallel : ParallelConfig, optional
+        The layout knobs fixed (None in it: searched), instead of the layout keywords.
+    system : System, optional
+        The accelerator, device count, power limit and network tiers, instead of
+        ``accelerator``, ``devices`` and ``power_cap``.
     assumptions : Assumptions
         Modelling defaults. [-]
     uncertainty : bool
@@ -257,43 +281,42 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
     Estimate
     """
     given = options.bind("estimate", inputs)
-    acc = as_accelerator(accelerator)
-    devices = options.check("devices", devices)
-    if devices is None:
-        raise ValueError("devices: required (the number of devices)")
-    workload, site = job_inputs(workload, site, assumptions=assumptions,
-                                **{k: given[k] for k in options.JOB_INPUTS})
+    sys_ = _system(accelerator, devices, system, given["power_cap"])
+    spec = job_inputs(workload, job, stack, site, assumptions=assumptions,
+                      **{k: given[k] for k in options.JOB_INPUTS})
+    acc, devices = sys_.accelerator, sys_.devices
     precision = given["precision"]
     if precision is None:
         precision = acc.default_precision
     acc.peak_flop_per_s(precision)                      # raises for a missing precision
     layout_given = {k: given[k] for k in options.LAYOUT_INPUTS}
-    fixed = framework_knobs(fixed_knobs(**layout_given), workload)
+    fixed = framework_knobs(fixed_knobs(**layout_given, parallel=parallel), spec.stack)
     open_knobs = tuple(k for k, val in fixed.items() if val is None)
     if not open_knobs:
         lay = {k: np.asarray([v]) for k, v in fixed.items()}
-        layout.check({**layout.arch_columns(workload, devices),
+        layout.check({**layout.arch_columns(spec, devices),
                       **{k: int(v[0]) for k, v in lay.items()}})
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = evaluate(columns(sys_, spec, precision, lay, assumptions), assumptions)
+        _chosen_row(out, 1, devices, acc)               # raises for an unknown link
+        values = _scalarise(out, 0)
+        chosen = {k: int(v[0]) for k, v in lay.items()}
+        chosen["recompute"] = CODE_TO_RECOMPUTE[chosen["recompute"]]
         evaluated = 1
     else:
         # the fastest layout that fits (headroom 0: fits_in_memory's own test), else the one
-        # needing the least memory; search raises for no valid layout or no known bandwidth
-        found = search(acc, devices, workload=workload, site=site, precision=precision,
-                       memory_headroom=0.0, top=1, pareto=False, assumptions=assumptions,
-                       **layout_given)
+        # needing the least memory, with its outputs as the search evaluated them; search
+        # raises for no valid layout or no known bandwidth
+        found = search(sys_, devices, workload=spec.workload, job=spec.job, stack=spec.stack,
+                       site=spec.site, precision=precision, memory_headroom=0.0, top=1,
+                       pareto=False, assumptions=assumptions, parallel=parallel,
+                       keep_values=True, **layout_given)
         row = found.best["time"] if found.best["time"] is not None else found.least_memory
-        lay = {k: np.asarray([RECOMPUTE_CODES[row[k]] if k == "recompute" else int(row[k])])
-               for k in fixed}
-        evaluated = found.layouts_evaluated
-    cols = columns(acc, workload, site, precision, devices, lay, assumptions)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = evaluate(cols, assumptions)
-    i = _chosen_row(out, len(lay["tp"]), devices, acc)
-    chosen = {k: int(v[i]) for k, v in lay.items()}
-    chosen["recompute"] = CODE_TO_RECOMPUTE[chosen["recompute"]]
-    est = Estimate(accelerator=acc, workload=workload, parallel=ParallelConfig(**chosen),
-                   site=site, devices=devices, precision=precision,
-                   values=_scalarise(out, i), assumptions=assumptions,
+        chosen = {k: (str(row[k]) if k == "recompute" else int(row[k])) for k in fixed}
+        values, evaluated = found.best_values, found.layouts_evaluated
+    est = Estimate(system=sys_, workload=spec.workload, job=spec.job, stack=spec.stack,
+                   parallel=ParallelConfig(**chosen), site=spec.site, precision=precision,
+                   values=values, assumptions=assumptions,
                    chosen_by_search=open_knobs, layouts_evaluated=evaluated)
     if uncertainty:
         from .uncertainty import intervals
@@ -301,6 +324,24 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
             raise ValueError(f"seed: {seed!r} must be a whole number of at least 0")
         est = replace(est, intervals=intervals(est, seed=int(seed)))
     return est
+
+
+def _system(accelerator, devices, sys_: System | None, power_cap) -> System:
+    """The System an estimate runs on: ``sys_`` as given, else built from the accelerator,
+    device count and power cap (each checked); giving both is refused."""
+    if sys_ is not None:
+        if not isinstance(sys_, System):
+            raise ValueError(f"system: {sys_!r} is not a System")
+        for name, val in (("accelerator", accelerator), ("devices", devices),
+                          ("power-cap", power_cap)):
+            if val is not None:
+                raise ValueError(f"{name}: given beside system=, which already sets it "
+                                 "(give the object or the keywords, not both)")
+        return sys_
+    devices = options.check("devices", devices)
+    if devices is None:
+        raise ValueError("devices: required (the number of devices)")
+    return system(accelerator, devices, power_cap)
 
 
 options.declare(estimate)
@@ -343,7 +384,8 @@ def compare(accelerators, devices, **kwargs) -> pd.DataFrame:
     if not accelerators:
         raise ValueError("accelerators: none given (name at least one catalog id)")
     options.bind("compare", {k: v for k, v in kwargs.items()
-                             if k not in ("workload", "site", "assumptions")})
+                             if k not in ("workload", "job", "stack", "parallel", "site",
+                                          "assumptions")})
     rows, errors = [], []
     for acc_id in accelerators:
         n = devices[acc_id] if isinstance(devices, dict) else devices

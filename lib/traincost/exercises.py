@@ -156,8 +156,7 @@ FLOPS_CONCEPT = ("Training costs about 6 FLOP per parameter per token (2 in the 
 
 def solution_flops_of_a_model(model: str = "llama2-7b", tokens: float | None = None) -> float:
     """Model training FLOP of a preset: model FLOP per token x tokens (no recompute). [FLOP]"""
-    wl = catalog.model(model, tokens=tokens)
-    return explore.model_flop_per_token(wl) * wl.tokens
+    return explore.model_flop_per_token(model) * catalog.job(model, tokens=tokens).tokens
 
 
 def check_flops_of_a_model(answer, model: str = "llama2-7b",
@@ -173,17 +172,17 @@ def check_flops_of_a_model(answer, model: str = "llama2-7b",
     tokens : float, optional
         Training tokens; the preset's reported figure when None. [tokens]
     """
-    wl = catalog.model(model, tokens=tokens)
+    wl, job = catalog.model(model), catalog.job(model, tokens=tokens)
     expected = solution_flops_of_a_model(model, tokens)
-    n = float(explore.parameter_counts(wl)["total"])
-    attention_share = 12 * wl.layers * wl.hidden * wl.seq_len * wl.tokens / expected
+    n = float(explore.parameter_counts(wl, job.seq_len)["total"])
+    attention_share = 12 * wl.layers * wl.hidden * job.seq_len * job.tokens / expected
     mistakes = [
-        (6 * n * wl.tokens, f"That is 6·N·D alone: at sequence length {wl.seq_len} the "
-                            f"attention term adds about {100 * attention_share:.0f} %."),
-        (2 * n * wl.tokens, "That looks like the forward pass only (2·N·D): the backward "
-                            "pass costs twice the forward."),
-        (expected / wl.tokens, "That looks like FLOP per token: multiply by the training "
-                               "tokens D."),
+        (6 * n * job.tokens, f"That is 6·N·D alone: at sequence length {job.seq_len} the "
+                             f"attention term adds about {100 * attention_share:.0f} %."),
+        (2 * n * job.tokens, "That looks like the forward pass only (2·N·D): the backward "
+                             "pass costs twice the forward."),
+        (expected / job.tokens, "That looks like FLOP per token: multiply by the training "
+                                "tokens D."),
     ]
     return _check_value("flops-of-a-model", answer, expected, rel_tol=0.05, unit="FLOP",
                         concept=FLOPS_CONCEPT, mistakes=mistakes)

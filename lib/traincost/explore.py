@@ -70,16 +70,24 @@ LAYOUT_WHY = {
 # --------------------------------------------------------------------------------------
 # 02: where the FLOP go; what fits where
 # --------------------------------------------------------------------------------------
-def _workload(model, seq_len=None) -> Workload:
-    return model if isinstance(model, Workload) else catalog.model(model, seq_len=seq_len)
+def _workload(model, seq_len=None) -> tuple[Workload, int]:
+    """A preset id or a Workload, and the sequence length (the preset's when None; a
+    Workload, which has none of its own, needs it given)."""
+    if isinstance(model, Workload):
+        if seq_len is None:
+            raise ValueError("seq-len: required with a Workload (an architecture has no "
+                             "sequence length of its own)")
+        return model, seq_len
+    return catalog.model(model), catalog.job(model, seq_len=seq_len).seq_len
 
 
-def parameter_counts(wl: Workload) -> dict:
-    """:func:`traincost.workload.parameter_counts` of a workload (as the estimate calls it)."""
+def parameter_counts(wl: Workload, seq_len: int) -> dict:
+    """:func:`traincost.workload.parameter_counts` of a workload (as the estimate calls it)
+    at sequence length ``seq_len`` [tokens] (which sizes a learned position table)."""
     mla = wl.attention == "mla"
     return workload.parameter_counts(
         wl.layers, wl.hidden, wl.heads, wl.kv_heads_effective, wl.head_dim_effective,
-        wl.ffn_hidden_effective, wl.gated_mlp, wl.vocab, wl.seq_len, wl.tied_embeddings,
+        wl.ffn_hidden_effective, wl.gated_mlp, wl.vocab, seq_len, wl.tied_embeddings,
         wl.learned_positions, wl.experts, wl.top_k, wl.shared_experts,
         wl.moe_ffn_hidden or wl.ffn_hidden_effective, wl.dense_layers, mla, wl.q_lora_rank,
         wl.kv_lora_rank, wl.qk_rope_head_dim, wl.v_head_dim)
@@ -91,7 +99,7 @@ def flop_per_token_parts(model, recompute: str = "none", seq_len: int | None = N
     Parameters
     ----------
     model : str or Workload
-        Model preset id or a workload.
+        Model preset id or a workload (then ``seq_len`` is required).
     recompute : str
         ``none``, ``selective`` or ``full``. [-]
     seq_len : int, optional
@@ -113,11 +121,11 @@ def flop_per_token_parts(model, recompute: str = "none", seq_len: int | None = N
     """
     if recompute not in RECOMPUTE_CODES:
         raise ValueError(f"recompute: {recompute!r} is not one of {', '.join(RECOMPUTE_CODES)}")
-    wl = _workload(model, seq_len)
+    wl, seq_len = _workload(model, seq_len)
     mla = wl.attention == "mla"
-    counts = parameter_counts(wl)
+    counts = parameter_counts(wl, seq_len)
     attention = workload.attention_core_flop_per_token(
-        wl.layers, wl.seq_len, wl.heads, wl.head_dim_effective, mla=mla,
+        wl.layers, seq_len, wl.heads, wl.head_dim_effective, mla=mla,
         qk_rope_head_dim=wl.qk_rope_head_dim, v_head_dim=wl.v_head_dim)
     model_fpt, hardware_fpt = workload.flop_per_token(
         counts["layer_matmul_active"], wl.vocab, wl.hidden, attention, RECOMPUTE_CODES[recompute])
@@ -266,8 +274,7 @@ def model_state_gib(model, dp: int, zero: int, assumptions: Assumptions = DEFAUL
 
     if zero not in (0, 1, 2, 3):
         raise ValueError(f"zero: {zero!r} is not one of 0, 1, 2, 3")
-    wl = _workload(model)
-    counts = parameter_counts(wl)
+    counts = parameter_counts(*_workload(model))
     states = model_state_bytes(float(counts["total"]), dp, zero,
                                assumptions.weight_bytes_per_param,
                                assumptions.grad_bytes_per_param,

@@ -1,9 +1,13 @@
-"""The four kinds of input, each a small frozen dataclass validated on construction.
+"""The inputs, as the physics splits them, each a small frozen dataclass validated on
+construction (Calculon's application / execution / system split is the model):
 
-* :class:`Accelerator` - the system: one device's peak FLOP/s, memory, power, links.
-* :class:`Workload` - the transformer and the training job (sequence, batch, tokens).
+* :class:`Workload` - the transformer's architecture.
+* :class:`Job` - the training job: sequence length, global batch, tokens.
+* :class:`Stack` - the software stack: attention kernel, overlaps, recipes, framework.
 * :class:`ParallelConfig` - the layout: tp, pp, dp (derived), cp, ep, vpp, ZeRO,
-  micro-batch, activation recompute.
+  micro-batch, activation recompute (None: searched).
+* :class:`System` - the machine: an :class:`Accelerator` (one device's peak FLOP/s,
+  memory, power, links), the device count, the power limit and the network tiers.
 * :class:`Site` - where it runs: PUE, grid carbon intensity, prices.
 
 They hold parameters and add no physics (pvlib's "three layers"): the formulas live
@@ -256,7 +260,8 @@ def parse_overlap(text) -> frozenset:
 
 @dataclass(frozen=True)
 class Workload:
-    """A decoder-only transformer and the job that trains it.
+    """A decoder-only transformer: its architecture only (the job that trains it is a
+    :class:`Job`, the software that runs it a :class:`Stack`).
 
     Parameters
     ----------
@@ -266,12 +271,6 @@ class Workload:
         Hidden size, h. [-]
     heads : int
         Attention heads, a. [-]
-    seq_len : int
-        Sequence length, s. [tokens]
-    global_batch : int
-        Sequences per optimizer step, B. [-]
-    tokens : float
-        Training tokens for the whole job, D. [tokens]
     vocab : int
         Vocabulary size, V. [-]
     kv_heads : int
@@ -308,6 +307,113 @@ class Workload:
         Per-head q/k size (for MLA its non-rotary part); 0 means h/a. [-]
     q_lora_rank, kv_lora_rank, qk_rope_head_dim, v_head_dim : int
         MLA dimensions (0 for mha). [-]
+    name : str
+        Label. [-]
+    """
+
+    layers: int
+    hidden: int
+    heads: int
+    # a custom architecture's vocabulary when none is given: Megatron-LM's 51,200 (GPT-2's
+    # 50,257 BPE tokens padded to a multiple of 1024); the presets carry their own
+    vocab: int = 51200
+    kv_heads: int = 0
+    ffn_hidden: int = 0
+    gated_mlp: bool = False
+    tied_embeddings: bool = True
+    learned_positions: bool = True
+    experts: int = 0
+    top_k: int = 0
+    shared_experts: int = 0
+    moe_ffn_hidden: int = 0
+    dense_layers: int = 0
+    route_nodes: int = 0
+    mtp_depth: int = 0
+    attention: str = "mha"
+    head_dim: int = 0
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
+    name: str = "custom"
+
+    def __post_init__(self):
+        for n in ("layers", "hidden", "heads", "vocab"):
+            _check_number(n, getattr(self, n), minimum=0, integer=True)
+        for n in ("kv_heads", "ffn_hidden", "experts", "top_k", "shared_experts",
+                  "moe_ffn_hidden", "dense_layers", "route_nodes", "mtp_depth", "head_dim",
+                  "q_lora_rank",
+                  "kv_lora_rank", "qk_rope_head_dim", "v_head_dim"):
+            _check_number(n, getattr(self, n), minimum=0, exclusive=False, integer=True)
+        if self.attention not in ("mha", "mla"):
+            raise ValueError(f"attention: {self.attention!r} is not one of mha, mla")
+        kv = self.kv_heads_effective
+        if kv > self.heads or self.heads % kv:
+            raise ValueError(f"kv-heads: {self.kv_heads} must divide heads {self.heads}")
+        if self.head_dim == 0 and self.hidden % self.heads:
+            raise ValueError(f"heads: {self.heads} must divide hidden {self.hidden}")
+        if self.experts:
+            if not 1 <= self.top_k <= self.experts:
+                raise ValueError(f"top-k: {self.top_k} must be between 1 and experts "
+                                 f"{self.experts}")
+            if self.dense_layers >= self.layers:
+                raise ValueError(f"dense_layers: {self.dense_layers} must be below layers "
+                                 f"{self.layers}")
+        elif self.top_k or self.shared_experts:
+            raise ValueError(f"top-k: {self.top_k} given for a dense model (experts 0)")
+        elif self.route_nodes:
+            raise ValueError(f"route_nodes: {self.route_nodes} given for a dense model "
+                             "(experts 0); it limits where routed experts sit")
+
+    @property
+    def kv_heads_effective(self) -> int:
+        return self.kv_heads or self.heads
+
+    @property
+    def ffn_hidden_effective(self) -> int:
+        return self.ffn_hidden or 4 * self.hidden
+
+    @property
+    def head_dim_effective(self) -> int:
+        return self.head_dim or self.hidden // self.heads
+
+
+@dataclass(frozen=True)
+class Job:
+    """The training job: how the model is fed and for how long.
+
+    Parameters
+    ----------
+    seq_len : int
+        Sequence length, s. [tokens]
+    global_batch : int
+        Sequences per optimizer step, B. [-]
+    tokens : float
+        Training tokens for the whole job, D. [tokens]
+    """
+
+    seq_len: int
+    global_batch: int
+    # a custom architecture's job when none is given: GPT-3's 300e9 tokens (Brown et al.
+    # 2020, Table D.1); the presets carry their own
+    tokens: float = 300e9
+
+    def __post_init__(self):
+        for n in ("seq_len", "global_batch"):
+            _check_number(n.replace("_", "-"), getattr(self, n), minimum=0, integer=True)
+        _check_number("tokens", self.tokens, minimum=0)
+        step = self.global_batch * self.seq_len
+        if self.tokens < step:
+            raise ValueError(f"tokens: {self.tokens:g} is fewer than one optimizer step's "
+                             f"{step:,} (global batch x sequence length)")
+
+
+@dataclass(frozen=True)
+class Stack:
+    """The software stack: the kernels, overlaps, recipes and framework that run the model.
+
+    Parameters
+    ----------
     attention_kernel : str
         ``"auto"`` (default): the faster fused kernel measured on the device, as
         TransformerEngine picks it (:meth:`Accelerator.attention_kernel_used`: cuDNN's
@@ -353,38 +459,8 @@ class Workload:
         Training framework, an id of ``data/frameworks.csv`` (``traincost catalog
         frameworks``): its fitted efficiency factor scales the in-model matmul efficiency
         (``unspecified``, the default: the reference framework's, Megatron-Core). [-]
-    name : str
-        Label. [-]
     """
 
-    layers: int
-    hidden: int
-    heads: int
-    seq_len: int
-    global_batch: int
-    # a custom architecture's job when none is given: GPT-3's 300e9 tokens (Brown et al.
-    # 2020, Table D.1) and Megatron-LM's 51,200 vocabulary (GPT-2's 50,257 BPE tokens padded
-    # to a multiple of 1024); the presets carry their own
-    tokens: float = 300e9
-    vocab: int = 51200
-    kv_heads: int = 0
-    ffn_hidden: int = 0
-    gated_mlp: bool = False
-    tied_embeddings: bool = True
-    learned_positions: bool = True
-    experts: int = 0
-    top_k: int = 0
-    shared_experts: int = 0
-    moe_ffn_hidden: int = 0
-    dense_layers: int = 0
-    route_nodes: int = 0
-    mtp_depth: int = 0
-    attention: str = "mha"
-    head_dim: int = 0
-    q_lora_rank: int = 0
-    kv_lora_rank: int = 0
-    qk_rope_head_dim: int = 0
-    v_head_dim: int = 0
     attention_kernel: str = "auto"
     parallel_block: bool = False
     overlap: str = ""
@@ -392,19 +468,8 @@ class Workload:
     fp8_activations: bool = False
     optimizer_state: str = "fp32"
     framework: str = "unspecified"
-    name: str = "custom"
 
     def __post_init__(self):
-        for n in ("layers", "hidden", "heads", "seq_len", "global_batch", "vocab"):
-            _check_number(n, getattr(self, n), minimum=0, integer=True)
-        _check_number("tokens", self.tokens, minimum=0)
-        for n in ("kv_heads", "ffn_hidden", "experts", "top_k", "shared_experts",
-                  "moe_ffn_hidden", "dense_layers", "route_nodes", "mtp_depth", "head_dim",
-                  "q_lora_rank",
-                  "kv_lora_rank", "qk_rope_head_dim", "v_head_dim"):
-            _check_number(n, getattr(self, n), minimum=0, exclusive=False, integer=True)
-        if self.attention not in ("mha", "mla"):
-            raise ValueError(f"attention: {self.attention!r} is not one of mha, mla")
         if self.attention_kernel not in ATTENTION_KERNELS:
             raise ValueError(f"attention-kernel: {self.attention_kernel!r} is not one of "
                              f"{', '.join(ATTENTION_KERNELS)}")
@@ -412,82 +477,154 @@ class Workload:
         if self.optimizer_state not in OPTIMIZER_STATES:
             raise ValueError(f"optimizer-state: {self.optimizer_state!r} is not one of "
                              f"{', '.join(OPTIMIZER_STATES)}")
-        kv = self.kv_heads_effective
-        if kv > self.heads or self.heads % kv:
-            raise ValueError(f"kv-heads: {self.kv_heads} must divide heads {self.heads}")
-        if self.head_dim == 0 and self.hidden % self.heads:
-            raise ValueError(f"heads: {self.heads} must divide hidden {self.hidden}")
-        if self.experts:
-            if not 1 <= self.top_k <= self.experts:
-                raise ValueError(f"top-k: {self.top_k} must be between 1 and experts "
-                                 f"{self.experts}")
-            if self.dense_layers >= self.layers:
-                raise ValueError(f"dense_layers: {self.dense_layers} must be below layers "
-                                 f"{self.layers}")
-        elif self.top_k or self.shared_experts:
-            raise ValueError(f"top-k: {self.top_k} given for a dense model (experts 0)")
-        elif self.route_nodes:
-            raise ValueError(f"route_nodes: {self.route_nodes} given for a dense model "
-                             "(experts 0); it limits where routed experts sit")
+        if not isinstance(self.framework, str) or not self.framework:
+            raise ValueError(f"framework: {self.framework!r} is not a framework id")
 
     @property
     def overlaps(self) -> frozenset:
         """The communication kinds the stack overlaps (subset of :data:`OVERLAP_KINDS`)."""
         return parse_overlap(self.overlap)
 
-    @property
-    def kv_heads_effective(self) -> int:
-        return self.kv_heads or self.heads
-
-    @property
-    def ffn_hidden_effective(self) -> int:
-        return self.ffn_hidden or 4 * self.hidden
-
-    @property
-    def head_dim_effective(self) -> int:
-        return self.head_dim or self.hidden // self.heads
-
 
 @dataclass(frozen=True)
 class ParallelConfig:
-    """A parallel layout. ``dp`` is derived: devices / (tp * pp * cp).
+    """A parallel layout, or the part of one a user fixes. ``dp`` is derived:
+    devices / (tp * pp * cp).
+
+    As an input (``traincost.estimate(parallel=...)``) a knob left as None is searched;
+    the layout an estimate reports (:attr:`traincost.Estimate.parallel`) has every knob
+    set (:attr:`complete`).
 
     Parameters
     ----------
-    tp, pp, cp, ep : int
+    tp, pp, cp, ep : int or None
         Tensor, pipeline, context and expert parallel sizes (ep is carved out of dp). [-]
-    vpp : int
+    vpp : int or None
         Virtual pipeline stages (model chunks) per device, v. [-]
-    zero : int
+    zero : int or None
         ZeRO stage 0-3 over the data-parallel group. [-]
-    micro_batch : int
+    micro_batch : int or None
         Sequences per micro-batch, b. [-]
-    recompute : str
+    recompute : str or None
         Activation recomputation: ``none``, ``selective`` or ``full``. [-]
+
+    >>> ParallelConfig(tp=8).knobs()["pp"] is None
+    True
     """
 
-    tp: int = 1
-    pp: int = 1
-    cp: int = 1
-    ep: int = 1
-    vpp: int = 1
-    zero: int = 1
-    micro_batch: int = 1
-    recompute: str = "selective"
+    tp: int | None = None
+    pp: int | None = None
+    cp: int | None = None
+    ep: int | None = None
+    vpp: int | None = None
+    zero: int | None = None
+    micro_batch: int | None = None
+    recompute: str | None = None
 
     def __post_init__(self):
         for n in ("tp", "pp", "cp", "ep", "vpp", "micro_batch"):
-            _check_number(n.replace("_", "-"), getattr(self, n), minimum=0, integer=True)
-        if self.zero not in (0, 1, 2, 3):
+            if getattr(self, n) is not None:
+                _check_number(n.replace("_", "-"), getattr(self, n), minimum=0, integer=True)
+        if self.zero is not None and self.zero not in (0, 1, 2, 3):
             raise ValueError(f"zero: {self.zero!r} is not one of 0, 1, 2, 3")
-        if self.recompute not in RECOMPUTE_MODES:
+        if self.recompute is not None and self.recompute not in RECOMPUTE_MODES:
             raise ValueError(f"recompute: {self.recompute!r} is not one of "
                              f"{', '.join(RECOMPUTE_MODES)}")
+
+    def knobs(self) -> dict:
+        """Knob -> value (None: searched), in declaration order."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @property
+    def complete(self) -> bool:
+        """Every knob is set (nothing is left to search)."""
+        return all(v is not None for v in self.knobs().values())
+
+
+#: the layout a fully specified configuration takes for a knob it leaves out
+#: (:func:`traincost.sweep`): no model parallelism, ZeRO 1 (Megatron-Core's distributed
+#: optimizer, ``--use-distributed-optimizer``), one sequence per micro-batch and selective
+#: recomputation (Megatron-Core's default since Korthikanti et al. 2022, arXiv:2205.05198)
+DEFAULT_LAYOUT = {"tp": 1, "pp": 1, "cp": 1, "ep": 1, "vpp": 1, "zero": 1, "micro_batch": 1,
+                  "recompute": "selective"}
+
+
+@dataclass(frozen=True)
+class System:
+    """The machine a run trains on: its devices, their power limit and the network tiers.
+
+    The network tiers default to the accelerator's catalog row (its scale-up domain, the
+    links inside it and the scale-out fabric per device); a what-if overrides them here.
+
+    Parameters
+    ----------
+    accelerator : Accelerator
+        The device. [-]
+    devices : int
+        Number of devices. [-]
+    power_cap_w : float
+        Power limit set on every device (``nvidia-smi -pl``); NaN means the device's rated
+        maximum (TDP). It must lie above the device's idle draw and at most its TDP: a
+        firmware limit cannot raise the maximum, and it is not clamped silently. [W]
+    scaleup_domain_devices : int
+        Devices joined by the scale-up links (an 8-GPU HGX board, an NVL72 rack, a TPU
+        slice); 0 means the accelerator's. [-]
+    scaleup_bytes_per_s : float
+        Scale-up bandwidth per device, one direction; NaN means the accelerator's. [B/s]
+    scaleout_bytes_per_s : float
+        Scale-out (inter-node) bandwidth per device, one direction; NaN means the
+        accelerator's. [B/s]
+    """
+
+    accelerator: Accelerator
+    devices: int
+    power_cap_w: float = math.nan
+    scaleup_domain_devices: int = 0
+    scaleup_bytes_per_s: float = math.nan
+    scaleout_bytes_per_s: float = math.nan
+
+    def __post_init__(self):
+        if not isinstance(self.accelerator, Accelerator):
+            raise ValueError(f"accelerator: {self.accelerator!r} is not an Accelerator")
+        _check_number("devices", self.devices, minimum=0, integer=True)
+        _check_number("power-cap", self.power_cap_w, minimum=0, allow_nan=True)
+        acc, cap = self.accelerator, self.power_cap_w
+        if not math.isnan(cap) and not acc.idle_w < cap <= acc.tdp_w:
+            raise ValueError(f"power-cap: {cap:g} W is outside what {acc.id} allows: above "
+                             f"its idle draw {acc.idle_w:g} W and at most its rated maximum "
+                             f"{acc.tdp_w:g} W")
+        _check_number("scaleup_domain_devices", self.scaleup_domain_devices, minimum=0,
+                      exclusive=False, integer=True)
+        for n in ("scaleup_bytes_per_s", "scaleout_bytes_per_s"):
+            _check_number(n, getattr(self, n), minimum=0, allow_nan=True)
+
+    @property
+    def power_limit_w(self) -> float:
+        """The power limit in force: the cap, else the device's TDP. [W]"""
+        return self.accelerator.tdp_w if math.isnan(self.power_cap_w) else float(self.power_cap_w)
+
+    @property
+    def domain_devices(self) -> int:
+        """Devices per scale-up domain. [-]"""
+        return self.scaleup_domain_devices or self.accelerator.scaleup_domain_devices
+
+    @property
+    def scaleup_bw(self) -> float:
+        """Scale-up bandwidth per device, one direction. [B/s]"""
+        return (self.accelerator.scaleup_bytes_per_s if math.isnan(self.scaleup_bytes_per_s)
+                else float(self.scaleup_bytes_per_s))
+
+    @property
+    def scaleout_bw(self) -> float:
+        """Scale-out bandwidth per device, one direction (NaN: the catalog gives none). [B/s]"""
+        return (self.accelerator.scaleout_bytes_per_s if math.isnan(self.scaleout_bytes_per_s)
+                else float(self.scaleout_bytes_per_s))
 
 
 @dataclass(frozen=True)
 class Site:
-    """Where the run happens and how it is paid for.
+    """Where the run happens and how it is paid for (the devices' power limit is the
+    :class:`System`'s).
 
     Parameters
     ----------
@@ -504,10 +641,6 @@ class Site:
         Electricity price for the ownership model; NaN means the assumption default. [USD/kWh]
     region : str
         Label of the grid region. [-]
-    power_cap_w : float
-        Power limit set on every device (``nvidia-smi -pl``); NaN means the device's rated
-        maximum (TDP). It must lie above the device's idle draw and at most its TDP, which
-        :func:`traincost.estimate.columns` checks per accelerator. [W]
     """
 
     pue: float
@@ -518,11 +651,9 @@ class Site:
     region: str = "custom"
     pue_source: str = ""
     grid_source: str = ""
-    power_cap_w: float = math.nan
 
     def __post_init__(self):
         _check_number("pue", self.pue, minimum=1.0, exclusive=False)
-        _check_number("power-cap", self.power_cap_w, minimum=0, allow_nan=True)
         if self.pue > 3.0:
             raise ValueError(f"pue: {self.pue} is above 3, beyond any surveyed data centre")
         _check_number("grid-intensity", self.grid_gco2e_per_kwh, minimum=0, exclusive=False)

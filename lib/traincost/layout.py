@@ -43,12 +43,15 @@ RULES = (
 )
 
 
-def arch_columns(workload, devices) -> dict:
-    """The workload and device-count columns the layout rules read."""
-    return {"heads": workload.heads, "kv_heads": workload.kv_heads_effective,
-            "layers": workload.layers, "seq_len": workload.seq_len, "experts": workload.experts,
-            "devices": devices, "global_batch": workload.global_batch,
-            "balanced_pipeline": bool(workload.balanced_pipeline)}
+def arch_columns(spec, devices) -> dict:
+    """The model, job, stack and device-count columns the layout rules read (``spec``: a
+    :class:`traincost.assemble.Inputs` or anything with its ``workload``, ``job`` and
+    ``stack``)."""
+    wl, job = spec.workload, spec.job
+    return {"heads": wl.heads, "kv_heads": wl.kv_heads_effective,
+            "layers": wl.layers, "seq_len": job.seq_len, "experts": wl.experts,
+            "devices": devices, "global_batch": job.global_batch,
+            "balanced_pipeline": bool(spec.stack.balanced_pipeline)}
 
 
 def valid(c: dict) -> np.ndarray:

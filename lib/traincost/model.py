@@ -97,7 +97,7 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         ``tied_embeddings``, ``learned_positions``, ``is_rental`` and the software-stack
         columns (``flash_attention``, ``parallel_block``, ``tp_overlap``, ``pp_overlap``,
         ``dp_overlap``, ``ep_overlap``, ``balanced_pipeline``, see
-        :class:`traincost.Workload`) are booleans. ``flash_attention`` is true for every
+        :class:`traincost.Stack`) are booleans. ``flash_attention`` is true for every
         fused kernel (flash or cuDNN); ``attention_flop_per_s`` is the chosen kernel's
         measured rate on the device (:meth:`traincost.Accelerator.attention_flop_per_s`),
         measured at ``attention_kv_tokens`` keys per query row (NaN: used unscaled).

@@ -212,7 +212,7 @@ INPUTS = (
     _o("pue", "site", "Site", "float", "-", "power usage effectiveness (>= 1)", minimum=1),
     _o("price_per_hour", "site", "Site", "float", "USD/h", "USD per device-hour",
        column="price_usd_per_h", minimum=0),
-    _o("power_cap", "site", "Site", "float", "W",
+    _o("power_cap", "site", "System", "float", "W",
        "power limit on every device (nvidia-smi -pl), above its idle draw and at most its "
        f"TDP; slows matmuls as (cap/TDP)^{DEFAULT.power_cap_clock_exponent:g} (default: none)",
        column="power_cap_w", metavar="W", minimum=0),
@@ -317,11 +317,14 @@ def names(*containers: str) -> tuple:
     return tuple(o.name for o in INPUTS if not containers or o.container in containers)
 
 
-#: the inputs that describe the job (architecture, job, stack but precision, site):
+#: the inputs that describe the job (architecture, job, stack but precision, site; not the
+#: system's power cap):
 #: what :func:`traincost.assemble.job_inputs` takes
 JOB_INPUTS = tuple(n for n in names("Workload", "Job", "Stack", "Site") if n != "precision")
 #: the layout knobs (None: searched)
 LAYOUT_INPUTS = names("ParallelConfig")
+#: the system's keyword inputs (the accelerator and device count are positional)
+SYSTEM_INPUTS = names("System")
 
 
 def defaults(selected=None) -> dict:

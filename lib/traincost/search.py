@@ -33,16 +33,17 @@ from __future__ import annotations
 import functools
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from . import catalog, layout, options
 from .assumptions import DEFAULT, Assumptions
-from .assemble import (as_accelerator, check_fp8_activations, columns, fixed_knobs,
-                       framework_knobs, job_inputs, power_cap_w)
-from .inputs import Accelerator, Workload, _check_number
+from .assemble import (Inputs, as_accelerator, check_fp8_activations, columns, fixed_knobs,
+                       framework_knobs, job_inputs, system)
+from .inputs import (Accelerator, Job, ParallelConfig, Site, Stack, System, Workload,
+                     _check_number)
 from .model import evaluate, report_units
 from .units import GIB
 from .workload import CODE_TO_RECOMPUTE, RECOMPUTE_CODES
@@ -60,14 +61,15 @@ DEFAULT_CHUNK_SIZE = 1 << 16
 LAYOUT_COLUMNS = ("tp", "pp", "dp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute",
                   "num_microbatches")
 _KNOBS = ("tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute")
+#: prefix of the SI outputs a search keeps for :attr:`SearchResult.best_values`
+_SI = "si:"
 
 
 @dataclass(frozen=True)
 class _Group:
-    """One accelerator at one device count, with the layouts it enumerates."""
+    """One system (an accelerator at one device count), with the layouts it enumerates."""
 
-    accelerator: Accelerator
-    devices: int
+    system: System
     precision: str
     space: dict
     size: int
@@ -110,6 +112,10 @@ class SearchResult:
         of HBM.
     notes : list of str
         Accelerators left out and why, rows left out of an objective.
+    best_values : dict or None
+        With ``keep_values``: every output of :func:`traincost.model.evaluate` (SI, Python
+        scalars) for the fastest layout that fits, else the one needing the least memory,
+        so that :func:`traincost.estimate` need not evaluate it again; None otherwise.
     """
 
     objective: str
@@ -126,6 +132,7 @@ class SearchResult:
     constraints: dict
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    best_values: dict | None = None
 
     def mfu_note(self, objective: str | None = None) -> str:
         """The best layout's MFU (and HFU) against the published band of its generation."""
@@ -247,8 +254,9 @@ _CONSTRAINED = {"train_time_days": "max_days", "cost_usd": "max_cost_usd",
 class _Scan:
     """Running top-K per objective, Pareto fronts and least-memory layout over chunks."""
 
-    def __init__(self, top: int, pareto: bool):
+    def __init__(self, top: int, pareto: bool, keep_values: bool = False):
         self.k = top
+        self.keep_values = keep_values
         self.tops = {o: None for o in OBJECTIVES}
         self.fronts = {name: None for name in PARETO} if pareto else {}
         self.least = None
@@ -294,7 +302,7 @@ class _Scan:
 
 # ---- inputs --------------------------------------------------------------------------------
 def _accelerator_list(accelerators) -> list:
-    if isinstance(accelerators, (str, Accelerator)):
+    if isinstance(accelerators, (str, Accelerator, System)):
         accelerators = [accelerators]
     if len(accelerators) == 1 and isinstance(accelerators[0], str) \
             and accelerators[0].strip().lower() == "all":
@@ -328,27 +336,38 @@ def _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom, assumption
     return limits, float(memory_headroom)
 
 
-def _groups(accs, devices, wl, fixed, precision, space, site) -> tuple[list, list, list]:
-    """The (accelerator, devices) groups to walk; errors of the groups left out (a
-    precision the device lacks, a power cap outside its idle-to-TDP range)."""
+def _groups(accs, devices, spec: Inputs, fixed, precision, space,
+            power_cap) -> tuple[list, list, list]:
+    """The systems (accelerator, devices) to walk; errors of the accelerators left out (a
+    precision the device lacks, a power cap outside its idle-to-TDP range). An entry of
+    ``accs`` may be a :class:`~traincost.System`: its power limit and network tiers are
+    kept, its device count is each of ``devices``."""
     groups, errors, notes = [], [], []
     offset = 0
     for acc in accs:
-        acc = as_accelerator(acc)                      # an unknown id is an error
+        if isinstance(acc, System) and power_cap is not None:
+            raise ValueError("power-cap: given beside a System, which already sets it (give "
+                             "the object or the keyword, not both)")
+        base = acc if isinstance(acc, System) else None
+        acc = base.accelerator if base else as_accelerator(acc)   # an unknown id is an error
         try:
             prec = precision or acc.default_precision
             acc.peak_flop_per_s(prec)                   # raises for a missing precision
-            power_cap_w(acc, site)                      # raises for a cap it cannot take
-            check_fp8_activations(wl, prec)             # the FP8 recipe needs fp8
+            if base is None:
+                base = system(acc, devices[0], power_cap)   # raises for a cap it cannot take
+            check_fp8_activations(spec.stack, prec)     # the FP8 recipe needs fp8
         except ValueError as exc:
             errors.append(exc)
             notes.append(f"left out: {exc}")
             continue
         for n in devices:
-            sp = layout.candidate_space(fixed, heads=wl.heads, layers=wl.layers,
-                                        experts=wl.experts, devices=n,
-                                        domain=acc.scaleup_domain_devices,
-                                        global_batch=wl.global_batch, seq_len=wl.seq_len)
+            sys_ = replace(base, devices=n)
+            sp = layout.candidate_space(fixed, heads=spec.workload.heads,
+                                        layers=spec.workload.layers,
+                                        experts=spec.workload.experts, devices=n,
+                                        domain=sys_.domain_devices,
+                                        global_batch=spec.job.global_batch,
+                                        seq_len=spec.job.seq_len)
             for k, choices in (space or {}).items():
                 if k not in sp:
                     raise ValueError(f"space: unknown knob {k!r}; allowed: {', '.join(sp)}")
@@ -361,26 +380,31 @@ def _groups(accs, devices, wl, fixed, precision, space, site) -> tuple[list, lis
                 if fixed.get(k) is None:
                     sp[k] = sorted({int(c) for c in choices})
             size = layout.space_size(sp)
-            groups.append(_Group(acc, n, prec, sp, size, offset))
+            groups.append(_Group(sys_, prec, sp, size, offset))
             offset += size
     return groups, errors, notes
 
 
 # ---- the search ----------------------------------------------------------------------------
-def search(accelerators, devices, *, workload: Workload | None = None, site=None,
-           max_days=None, max_cost_usd=None, max_co2e_t=None, memory_headroom=None,
+def search(accelerators, devices, *, workload: Workload | None = None,
+           job: Job | None = None, stack: Stack | None = None,
+           parallel: ParallelConfig | None = None, site: Site | None = None, max_days=None, max_cost_usd=None, max_co2e_t=None, memory_headroom=None,
            objective="time", top=10, pareto=True, space=None, chunk_size=DEFAULT_CHUNK_SIZE,
-           progress=None, assumptions: Assumptions = DEFAULT, **inputs) -> SearchResult:
+           progress=None, assumptions: Assumptions = DEFAULT, keep_values: bool = False,
+           **inputs) -> SearchResult:
     """Evaluate every valid layout of a workload and keep the best under constraints.
 
-    Workload, layout, precision and site keywords are those of :func:`traincost.estimate`
-    (every ``traincost search`` flag is a keyword here); layout knobs given are held fixed,
-    the others are searched over :func:`traincost.layout.candidate_space`.
+    Workload, job, stack, layout, precision and site keywords (and the ``workload``,
+    ``job``, ``stack``, ``parallel`` and ``site`` objects) are those of
+    :func:`traincost.estimate` (every ``traincost search`` flag is a keyword here); layout
+    knobs given are held fixed, the others are searched over
+    :func:`traincost.layout.candidate_space`.
 
     Parameters
     ----------
-    accelerators : str, Accelerator or list
-        Catalog ids (or ``"all"``) or objects. [-]
+    accelerators : str, Accelerator, System or list
+        Catalog ids (or ``"all"``) or objects; a :class:`~traincost.System` keeps its
+        power limit and network tiers. [-]
     devices : int or list of int
         Device counts to try for each accelerator. [-]
     max_days : float, optional
@@ -403,6 +427,9 @@ def search(accelerators, devices, *, workload: Workload | None = None, site=None
         Candidate layouts per evaluation; bounds the memory used. [-]
     progress : callable, optional
         Called as ``progress(done, total)`` with candidate layouts walked so far. [-]
+    keep_values : bool
+        Also keep the full SI outputs of the fastest fitting layout
+        (:attr:`SearchResult.best_values`). [-]
 
     Returns
     -------
@@ -424,23 +451,24 @@ def search(accelerators, devices, *, workload: Workload | None = None, site=None
     given = options.bind("search", inputs)
     accs = _accelerator_list(accelerators)
     devices = _device_list(devices)
-    workload, site = job_inputs(workload, site, assumptions=assumptions,
-                                **{k: given[k] for k in options.JOB_INPUTS})
-    fixed = framework_knobs(fixed_knobs(**{k: given[k] for k in options.LAYOUT_INPUTS}),
-                            workload)
+    spec = job_inputs(workload, job, stack, site, assumptions=assumptions,
+                      **{k: given[k] for k in options.JOB_INPUTS})
+    fixed = framework_knobs(fixed_knobs(**{k: given[k] for k in options.LAYOUT_INPUTS},
+                                        parallel=parallel), spec.stack)
     precision = given["precision"]
     limits, headroom = _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom,
                                     assumptions)
-    groups, errors, notes = _groups(accs, devices, workload, fixed, precision, space, site)
+    groups, errors, notes = _groups(accs, devices, spec, fixed, precision, space,
+                                    given["power_cap"])
     if not groups:
         raise errors[0]
     total = sum(g.size for g in groups)
 
-    scan = _Scan(top, pareto)
+    scan = _Scan(top, pareto, keep_values)
     done = 0
     valid_groups = set()
     for gi, g in enumerate(groups):
-        arch = layout.arch_columns(workload, g.devices)
+        arch = layout.arch_columns(spec, g.system.devices)
         fill = 1.0 - headroom
         for start in range(0, g.size, chunk_size):
             stop = min(start + chunk_size, g.size)
@@ -450,7 +478,7 @@ def search(accelerators, devices, *, workload: Workload | None = None, site=None
                 valid_groups.add(gi)
                 index = g.offset + start + np.flatnonzero(ok)
                 lay = {k: v[ok] for k, v in lay.items()}
-                _scan_chunk(scan, g, gi, workload, site, lay, index, fill, limits, assumptions)
+                _scan_chunk(scan, g, gi, spec, lay, index, fill, limits, assumptions)
             done += stop - start
             if progress is not None:
                 progress(done, total)
@@ -458,15 +486,16 @@ def search(accelerators, devices, *, workload: Workload | None = None, site=None
         g = groups[0]
         # name the first rule the user's own choices break, else say so in general
         first = {k: int(v[0]) for k, v in layout.candidate_chunk(g.space, 0, 1).items()}
-        layout.check({**layout.arch_columns(workload, g.devices), **first})
+        layout.check({**layout.arch_columns(spec, g.system.devices), **first})
         counts = ", ".join(str(n) for n in devices)
         raise ValueError(f"devices: no valid layout of {counts} devices for this workload "
-                         f"(global batch {workload.global_batch}, {workload.layers} layers, "
-                         f"{workload.heads} heads)")
+                         f"(global batch {spec.job.global_batch}, {spec.workload.layers} "
+                         f"layers, {spec.workload.heads} heads)")
     if scan.known == 0:
         g = groups[min(valid_groups)]
-        raise ValueError(f"devices: {g.devices} x {g.accelerator.id} needs scale-out bandwidth "
-                         f"beyond its {g.accelerator.scaleup_domain_devices}-device domain, "
+        raise ValueError(f"devices: {g.system.devices} x {g.system.accelerator.id} needs "
+                         "scale-out bandwidth "
+                         f"beyond its {g.system.domain_devices}-device domain, "
                          "which the catalog does not give")
     return _result(scan, groups, objective, total, headroom, limits, notes, assumptions,
                    time.perf_counter() - t0)
@@ -475,17 +504,19 @@ def search(accelerators, devices, *, workload: Workload | None = None, site=None
 options.declare(search)
 
 
-def _scan_chunk(scan, g, gi, wl, site, lay, index, fill, limits, assumptions) -> None:
+def _scan_chunk(scan, g, gi, spec, lay, index, fill, limits, assumptions) -> None:
     """Evaluate one chunk of valid layouts and fold it into the running selections."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out = evaluate(columns(g.accelerator, wl, site, g.precision, g.devices, lay,
-                               assumptions), assumptions)
+        out = evaluate(columns(g.system, spec, g.precision, lay, assumptions), assumptions)
         rep = report_units(out)
     n = len(index)
     rec = {"group": np.full(n, gi), "index": index, **lay}
     rec.update({k: np.broadcast_to(np.asarray(v), (n,)) for k, v in rep.items()})
+    if scan.keep_values:
+        rec.update({_SI + k: np.broadcast_to(np.asarray(v), (n,)) for k, v in out.items()})
     known = np.isfinite(rec["step_time_s"])
-    fit = known & (np.asarray(out["memory_bytes_per_device"]) <= fill * g.accelerator.hbm_bytes)
+    hbm = g.system.accelerator.hbm_bytes
+    fit = known & (np.asarray(out["memory_bytes_per_device"]) <= fill * hbm)
     feasible = fit
     for col, limit in _CONSTRAINED.items():
         if limits[limit] is not None:
@@ -498,9 +529,9 @@ def _frame(rec: dict | None, groups: list, assumptions: Assumptions) -> pd.DataF
     if rec is None:
         rec = {}
     gs = [groups[int(i)] for i in rec.get("group", [])]
-    hbm = np.array([g.accelerator.hbm_bytes / GIB for g in gs], dtype=float)
-    cols = {"accelerator": [g.accelerator.id for g in gs],
-            "devices": [g.devices for g in gs],
+    hbm = np.array([g.system.accelerator.hbm_bytes / GIB for g in gs], dtype=float)
+    cols = {"accelerator": [g.system.accelerator.id for g in gs],
+            "devices": [g.system.devices for g in gs],
             "precision": [g.precision for g in gs]}
     for k in LAYOUT_COLUMNS:
         vals = rec.get(k, np.zeros(0))
@@ -508,7 +539,7 @@ def _frame(rec: dict | None, groups: list, assumptions: Assumptions) -> pd.DataF
                    else np.asarray(vals).astype(np.int64))
     skip = set(LAYOUT_COLUMNS) | {"group", "index"} | set(_KNOBS)
     for k, v in rec.items():
-        if k not in skip:
+        if k not in skip and not k.startswith(_SI):
             cols[k] = v
     df = pd.DataFrame(cols)
     df["hbm_gib_per_device"] = hbm
@@ -516,6 +547,19 @@ def _frame(rec: dict | None, groups: list, assumptions: Assumptions) -> pd.DataF
     df["memory_fraction_of_hbm"] = frac
     df["memory_warning"] = frac > 1 - assumptions.memory_headroom_fraction
     return df
+
+
+def _best_values(scan) -> dict | None:
+    """The SI outputs kept for the fastest fitting layout, else the least-memory one."""
+    rec = scan.tops["time"] if scan.tops["time"] is not None else scan.least
+    if not scan.keep_values or rec is None:
+        return None
+    out = {}
+    for k, v in rec.items():
+        if k.startswith(_SI):
+            x = np.asarray(v)[0]
+            out[k[len(_SI):]] = bool(x) if x.dtype == bool else float(x)
+    return out
 
 
 def _describe(row) -> str:
@@ -544,7 +588,7 @@ def _result(scan, groups, objective, total, headroom, limits, notes, assumptions
     if scan.feasible and best["cost"] is None:
         notes.append("cost: no feasible layout has a price (give --price-per-hour)")
     elif scan.feasible and len(frames["cost"]) and any(
-            math.isnan(g.accelerator.price_usd_per_h) for g in groups):
+            math.isnan(g.system.accelerator.price_usd_per_h) for g in groups):
         notes.append("cost: accelerators without a catalog price are left out of cost rankings")
     if not scan.fit:
         notes.append(f"no valid layout fits in {1 - headroom:.0%} of device memory "
@@ -568,5 +612,6 @@ def _result(scan, groups, objective, total, headroom, limits, notes, assumptions
                         layouts_feasible=scan.feasible, elapsed_s=elapsed, best=best,
                         pareto=fronts, top=frames[objective].reset_index(drop=True),
                         least_memory=least.iloc[0] if len(least) else None,
+                        best_values=_best_values(scan),
                         memory_headroom=headroom, constraints=dict(limits),
                         warnings=warnings, notes=notes)

@@ -18,12 +18,12 @@ Input columns (one row per configuration):
 ``tokens``                training tokens (default: the preset's reported figure, else 300e9)
 ``tp`` ``pp`` ``cp``      the layout; ``ep``, ``vpp``, ``zero``, ``micro_batch`` and
                           ``recompute`` (none / selective / full) too. A layout column left out
-                          takes :class:`traincost.ParallelConfig`'s default
+                          takes :data:`traincost.inputs.DEFAULT_LAYOUT`'s value
 ``dp``                    optional; checked against devices / (tp * pp * cp)
 ``attention_kernel``      the software stack: auto / flash / cudnn / materialized, ``parallel_block``,
                           ``overlap`` (e.g. "tp,pp,dp"), ``balanced_pipeline``,
                           ``fp8_activations`` (fp8 rows only), ``optimizer_state``
-                          (fp32 / bf16); blank cells keep :class:`traincost.Workload`'s
+                          (fp32 / bf16); blank cells keep :class:`traincost.Stack`'s
                           defaults
 ``precision``             bf16 / fp16 / fp8 / tf32 (default bf16, fp16 where there is no bf16)
 ``region``                grid region id (default: world average), or ``grid_gco2e_per_kwh``
@@ -32,7 +32,8 @@ Input columns (one row per configuration):
 ``power_cap_w``           per-device power limit [W] (default: none, the device's TDP)
 ========================  ==================================================================
 
-Rows are grouped by their accelerator, workload and site: each distinct one is built once
+Rows are grouped by their accelerator, power cap, workload, job, stack and site: each
+distinct one is built once
 with the same constructors :func:`traincost.estimate` uses (so the same defaults and the
 same validation), then broadcast to its rows with vectorised look-ups; the layouts are
 evaluated a chunk of rows at a time. A pandas DataFrame returns a DataFrame; a dask
@@ -55,28 +56,28 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import fields
-
 import numpy as np
 import pandas as pd
 
 from . import catalog, layout, options
 from .assumptions import DEFAULT, Assumptions
-from .assemble import STACK_INPUTS, build_workload, columns
-from .inputs import PRECISIONS, PRICE_MODELS, RECOMPUTE_MODES, ParallelConfig
+from .assemble import (ARCHITECTURE_INPUTS, STACK_INPUTS, Inputs, build_job, build_stack,
+                       build_workload, columns, system)
+from .inputs import DEFAULT_LAYOUT, PRECISIONS, PRICE_MODELS, RECOMPUTE_MODES
 from .model import evaluate, report_units
 from .workload import RECOMPUTE_CODES
 
 #: rows evaluated at once: bounds the temporaries of evaluate() (~35 MiB per chunk)
 DEFAULT_CHUNK_SIZE = 1 << 16
-#: the layout columns and their defaults (ParallelConfig's)
-LAYOUT_DEFAULTS = {f.name: f.default for f in fields(ParallelConfig)}
+#: the layout columns and their defaults (:data:`traincost.inputs.DEFAULT_LAYOUT`)
+LAYOUT_DEFAULTS = dict(DEFAULT_LAYOUT)
 #: architecture columns that override a preset row by row
-ARCH_COLUMNS = tuple(n for n in options.names("Workload") if n != "model")
-#: software-stack columns (see :class:`traincost.Workload`); blank cells keep the defaults
+ARCH_COLUMNS = ARCHITECTURE_INPUTS
+#: software-stack columns (see :class:`traincost.Stack`); blank cells keep the defaults
 STACK_COLUMNS = STACK_INPUTS
 _WORKLOAD_COLUMNS = ("model", *ARCH_COLUMNS, *options.names("Job"), *STACK_COLUMNS)
 _SITE_COLUMNS = tuple(options.option(n).column for n in options.names("Site"))
+_SYSTEM_COLUMNS = tuple(options.option(n).column for n in options.SYSTEM_INPUTS)
 #: stack columns read as lower-case text
 _TEXT_COLUMNS = tuple(n for n in STACK_COLUMNS if options.option(n).kind in ("choice", "str"))
 
@@ -176,8 +177,8 @@ def _entities(df: pd.DataFrame, assumptions: Assumptions):
         _unknown_ids(df, "precision", PRECISIONS)
     if "price_model" in df:
         _unknown_ids(df, "price_model", PRICE_MODELS)
-    key_cols = [c for c in ("accelerator", "precision", *_WORKLOAD_COLUMNS, *_SITE_COLUMNS)
-                if c in df]
+    key_cols = [c for c in ("accelerator", "precision", *_SYSTEM_COLUMNS, *_WORKLOAD_COLUMNS,
+                            *_SITE_COLUMNS) if c in df]
     codes = df.groupby(key_cols, sort=False, dropna=False).ngroup().to_numpy()
     _, first = np.unique(codes, return_index=True)
     acc_cache, wl_cache, site_cache, out, precisions = {}, {}, {}, [], []
@@ -202,8 +203,12 @@ def _entities(df: pd.DataFrame, assumptions: Assumptions):
                     if kw[c] is not None:
                         kw[c] = str(kw[c]).strip().lower()
                 model = kw.pop("model")
-                wl_cache[wkey] = build_workload(None if model is None else str(model), **kw)
-            wl = wl_cache[wkey]
+                model = None if model is None else str(model)
+                wl_cache[wkey] = (
+                    build_workload(model, **{c: kw[c] for c in ARCH_COLUMNS}),
+                    build_job(model, **{c: kw[c] for c in options.names("Job")}),
+                    build_stack(**{c: kw[c] for c in STACK_COLUMNS}))
+            wl, job, stack = wl_cache[wkey]
             skey = tuple(row.get(c) for c in _SITE_COLUMNS)
             if skey not in site_cache:
                 for name in options.names("Site"):
@@ -213,10 +218,13 @@ def _entities(df: pd.DataFrame, assumptions: Assumptions):
                     row.get("region"), grid_intensity_g=row.get("grid_gco2e_per_kwh"),
                     pue_value=row.get("pue"),
                     price_usd_per_h=math.nan if price is None else float(price),
-                    price_model=row.get("price_model") or "rental",
-                    power_cap_w=row.get("power_cap_w"), assumptions=assumptions)
+                    price_model=row.get("price_model") or "rental", assumptions=assumptions)
             site = site_cache[skey]
-            cols = columns(acc, wl, site, precision, 0, {}, assumptions)
+            cap = row.get("power_cap_w")
+            options.check("power_cap", cap)
+            # one device stands for the rows' counts, which replace it below
+            cols = columns(system(acc, 1, cap), Inputs(wl, job, stack, site), precision, {},
+                           assumptions)
         except ValueError as exc:
             raise ValueError(f"{exc} (row {label})") from None
         del cols["devices"]

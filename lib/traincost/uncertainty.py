@@ -111,9 +111,8 @@ def intervals(est, draws: int = DEFAULT_DRAWS, seed: int = 0) -> dict:
     lay = {k: np.asarray([RECOMPUTE_CODES[p.recompute] if k == "recompute" else
                           int(getattr(p, k))])
            for k in ("tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute")}
-    cols = columns(est.accelerator, est.workload, est.site, est.precision, est.devices, lay,
-                   est.assumptions)
-    cls = error_class(est.workload.framework, est.accelerator)
+    cols = columns(est.system, est.inputs, est.precision, lay, est.assumptions)
+    cls = error_class(est.stack.framework, est.accelerator)
     cols["model_error_factor"] = draw_error_factors(cls, draws, seed)
     with np.errstate(divide="ignore", invalid="ignore"):
         rep = report_units(evaluate(cols, est.assumptions))

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from . import catalog, options
-from .assemble import STACK_INPUTS, with_stack
+from .assemble import STACK_INPUTS, build_stack
 from .assumptions import DEFAULT, Assumptions
 from .estimate import estimate
 from .explore import fixed_layout, model_flop_per_token
@@ -91,17 +91,19 @@ def case_inputs(row: pd.Series, assumptions: Assumptions = DEFAULT) -> tuple[dic
     else:
         devices = int(assumptions.validation_default_devices)
         filled.append(f"devices {devices}")
-    wl = catalog.model(row["model_preset"], seq_len=seq_len, global_batch=batch,
-                       tokens=float(row["tokens"]) if _given(row.get("tokens")) else None)
-    # the run's software stack, as stated: the table's stack columns (0/1 for flags)
-    stack = {k: bool(int(row[k])) if options.option(k).kind == "bool" else str(row[k])
-             for k in STACK_INPUTS if _given(row.get(k))}
-    wl = with_stack(wl, stack)             # and the defaults the run's framework implies
+    wl = catalog.model(row["model_preset"])
+    job = catalog.job(row["model_preset"], seq_len=seq_len, global_batch=batch,
+                      tokens=float(row["tokens"]) if _given(row.get("tokens")) else None)
+    # the run's software stack, as stated: the table's stack columns (0/1 for flags), and
+    # the defaults the run's framework implies
+    stack = build_stack(**{k: bool(int(row[k])) if options.option(k).kind == "bool"
+                           else str(row[k]) for k in STACK_INPUTS if _given(row.get(k))})
     if not _given(row.get("tokens")) and _given(row.get("total_flop")):
         # the source states the work, not the tokens (Patterson et al. 2021 Table 4):
         # run as many tokens as make the model FLOP equal to it
-        wl = replace(wl, tokens=float(row["total_flop"]) / model_flop_per_token(wl))
-        filled.append(f"tokens {wl.tokens:.3g} (the stated {float(row['total_flop']):.3g} "
+        job = replace(job, tokens=float(row["total_flop"])
+                      / model_flop_per_token(wl, seq_len=job.seq_len))
+        filled.append(f"tokens {job.tokens:.3g} (the stated {float(row['total_flop']):.3g} "
                       "FLOP / the model FLOP per token)")
     kwargs = {k: int(row[k]) for k in _LAYOUT if _given(row.get(k))}
     if "cp" not in kwargs and all(_given(row.get(k)) for k in ("tp", "pp", "dp")) \
@@ -118,7 +120,7 @@ def case_inputs(row: pd.Series, assumptions: Assumptions = DEFAULT) -> tuple[dic
     if _given(row.get("power_cap_w")):
         kwargs["power_cap"] = float(row["power_cap_w"])
     return {"accelerator": row["accelerator"], "devices": devices, "workload": wl,
-            **kwargs}, filled
+            "job": job, "stack": stack, **kwargs}, filled
 
 
 def _estimate_near(kwargs: dict, assumptions: Assumptions, filled: list):

@@ -79,7 +79,7 @@ def region_options(region_ids=CURATED_REGIONS) -> list[tuple[str, str]]:
 
 def preset_tokens(model: str) -> float:
     """Training tokens of a model preset (reported figure, else library default). [tokens]"""
-    return float(catalog.model(model).tokens)
+    return float(catalog.job(model).tokens)
 
 
 def parse_price(text) -> float | None:

@@ -119,7 +119,7 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
     recompute : str
         ``none``, ``selective`` or ``full``. [-]
     attention_kernel, parallel_block, overlap, balanced_pipeline : str, bool, str, bool
-        The software stack (:class:`traincost.Workload`): ``auto`` (the device's faster
+        The software stack (:class:`traincost.Stack`): ``auto`` (the device's faster
         measured fused kernel), ``flash``, ``cudnn`` or ``materialized``;
         a parallel attention + MLP block; overlapped communication, e.g. ``"tp,dp"``;
         embedding and loss counted as pipeline layers. [-]
