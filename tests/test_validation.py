@@ -611,3 +611,17 @@ def test_stacked_cases_score_each_case_as_it_scores_alone():
     stacked = Batch(cases).residuals(traincost.DEFAULT_ASSUMPTIONS)
     np.testing.assert_allclose(stacked, alone, rtol=0, atol=1e-12)
     assert Batch([]).residuals(traincost.DEFAULT_ASSUMPTIONS).size == 0
+
+
+def test_the_fit_predicts_a_capped_run_at_its_cap_as_validate_does():
+    # torchtitan's H100 runs ran at Grand Teton's 500 W limit (power_cap_w; the notes quote
+    # the source): validate predicts them at the cap, so the fit must too, else the
+    # framework factor absorbs the clock the cap takes away, (500/700)^0.24 = 0.92
+    from traincost.calibrate import _prepare
+    from traincost.validate import case_inputs
+    row = RUNS.loc["tt-h100-llama3.1-8b-8-fsdp"]
+    assert row["power_cap_w"] == 500
+    case = _prepare(row, traincost.DEFAULT_ASSUMPTIONS)
+    assert case.cols["power_cap_w"] == 500.0
+    kwargs, _ = case_inputs(row)
+    assert traincost.estimate(**kwargs).to_dict()["power_cap_w"] == 500.0
