@@ -1,4 +1,4 @@
-"""Intervals from the model's held-out errors (issue 22, first part: the model's own error).
+"""Intervals from the model's held-out errors and the sourced input ranges (issue 22).
 
 Hand values: a pool of one error eps = log 2 makes every draw's step twice the predicted
 one, so throughput halves and time, device-hours, energy, carbon and cost double (the
@@ -27,7 +27,7 @@ def est():
 
 def test_one_error_of_log_2_halves_throughput_and_doubles_time_and_energy(est, monkeypatch):
     monkeypatch.setitem(calibration.ERROR_POOLS, "unspecified", [math.log(2.0)])
-    box = uncertainty.intervals(est, draws=50, seed=0)
+    box = uncertainty.intervals(est, draws=50, seed=0, spread="model")
     r = est.report
     for key in ("tokens_per_s", "mfu"):
         assert box[key] == pytest.approx([r[key] / 2] * 3, rel=1e-12)
@@ -103,3 +103,107 @@ def test_stored_coverage_is_near_eighty_percent_where_the_model_is_calibrated():
     assert 75.0 <= m["interval_reference_coverage_pct"] <= 85.0
     assert 75.0 <= m["interval_unspecified_coverage_pct"] <= 85.0
     assert m["interval_reference_median_width"] <= 1.6
+
+
+# ---- the inputs nobody knows exactly (data/input_ranges.csv) --------------------------------
+def test_each_range_maps_uniform_draws_to_its_stated_shape():
+    tri = uncertainty.range_ppf(dict(distribution="triangular", low=0.0, mode=1.0, high=2.0))
+    # symmetric triangle on [0, 2]: median 1; F(x) = x^2/2 below the mode, so p12.5 = 0.5
+    assert tri(np.array([0.5, 0.125])) == pytest.approx([1.0, 0.5], rel=1e-12)
+    uni = uncertainty.range_ppf(dict(distribution="uniform", low=0.9, mode=float("nan"),
+                                     high=1.1))
+    assert uni(np.array([0.25])) == pytest.approx([0.95], rel=1e-12)
+    with pytest.raises(ValueError, match="distribution: 'beta'"):
+        uncertainty.range_ppf(dict(distribution="beta", low=0, high=1))
+
+
+def test_a_range_is_drawn_only_where_the_value_is_not_known():
+    def ids(**kw):
+        return [i.id for i in uncertainty.uncertain_inputs(traincost.estimate(
+            "h100-sxm5-80gb", 64, **KW, **kw))]
+    # a cloud region's PUE is its operator's fleet figure; a country's the survey mean
+    assert "pue-fleet-site" in ids(region="aws:us-east-1")
+    assert "pue-unknown-site" in ids(region="FRA")
+    given = ids(pue=1.2, grid_intensity=300.0)
+    assert not [i for i in given if i.startswith(("pue", "grid"))]
+    assert given[0] == "model" and {"compute-power", "host-power", "goodput-mature"} <= set(given)
+
+
+def _design(est, *inputs):
+    u = np.full((4, len(inputs)), 0.5)
+    return uncertainty.evaluate_design(est, u, list(inputs))
+
+
+def _const(id_, input_, use, value):
+    return uncertainty.Uncertain(id_, input_, use, id_, lambda u: np.full(len(u), value))
+
+
+def test_drawn_inputs_move_energy_carbon_and_time_as_the_formulas_say(est):
+    # the world-average site: PUE 1.56 (Uptime survey mean). A factor 2 on its excess gives
+    # PUE 1 + 2 x 0.56 = 2.12; half the grid intensity halves the carbon per MWh; goodput
+    # 0.45 instead of 0.9 doubles the wall-clock time; the throughput stays
+    r = est.report
+    assert est.site.pue == pytest.approx(1.56)
+    rep = _design(est, _const("m", "model_error_factor", "model", 1.0),
+                  _const("p", "pue", "pue_survey", 2.0), _const("g", "grid", "grid", 0.5),
+                  _const("q", "goodput_fraction", "assumption", 0.45))
+    assert rep["tokens_per_s"][0] == pytest.approx(r["tokens_per_s"], rel=1e-12)
+    assert rep["train_time_days"][0] == pytest.approx(2 * r["train_time_days"], rel=1e-12)
+    pue = rep["facility_energy_mwh"][0] / rep["it_energy_mwh"][0]
+    assert pue == pytest.approx(2.12, rel=1e-12)
+    per_mwh = rep["co2e_t"][0] / rep["facility_energy_mwh"][0]
+    assert per_mwh == pytest.approx(0.5 * r["co2e_t"] / r["facility_energy_mwh"], rel=1e-12)
+
+
+def test_one_uncertain_input_carries_the_whole_range(est, monkeypatch):
+    # only goodput drawn (the model's error zero): time's range is all goodput's
+    monkeypatch.setitem(calibration.ERROR_POOLS, "unspecified", [0.0])
+    table = traincost.catalog.input_ranges()
+    monkeypatch.setattr(traincost.catalog, "input_ranges",
+                        lambda: table[table["id"] == "goodput-mature"])
+    sens = uncertainty.sensitivity(est, base_samples=256, seed=3)
+    assert sens["train_time_days"]["goodput-mature"] == pytest.approx(1.0)
+    assert sens["train_time_days"]["model"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_sensitivity_is_seeded_and_names_the_grid_only_when_it_is_drawn(est):
+    a = uncertainty.sensitivity(est, base_samples=256, seed=4)
+    assert a == uncertainty.sensitivity(est, base_samples=256, seed=4)
+    assert sum(a["co2e_t"].values()) == pytest.approx(1.0)
+    assert a["co2e_t"]["grid-year"] > 0
+    known = traincost.estimate("h100-sxm5-80gb", 64, **KW, grid_intensity=300.0)
+    assert "grid-year" not in uncertainty.sensitivity(known, base_samples=256)["co2e_t"]
+
+
+def test_uncertainty_gives_the_drivers_in_json_and_words(capsys):
+    e = traincost.estimate("h100-sxm5-80gb", 64, uncertainty=True, seed=2, **KW)
+    d = e.to_dict()
+    assert d["sensitivity"] == e.sensitivity and "co2e_t" in d["sensitivity"]
+    assert d["intervals"]["inputs"][0] == "model" and len(d["intervals"]["inputs"]) > 1
+    base = ["estimate", "--accelerator", "h100-sxm5-80gb", "--devices", "64", "--model",
+            "llama3.1-8b", "--global-batch", "512", "--tokens", "1e11", "--uncertainty"]
+    assert main(base) == 0
+    out = capsys.readouterr().out
+    assert "drivers     carbon's range: " in out and "% throughput model" in out
+
+
+def test_compare_bands_hold_the_point_and_the_chart_draws_them(capsys):
+    import matplotlib
+    matplotlib.use("Agg")
+    from traincost import plotting
+    df = traincost.compare(["h100-sxm5-80gb", "b200"], 64, **KW, uncertainty=True, seed=1)
+    from traincost.estimate import BAND_KEYS
+    for key in BAND_KEYS:
+        assert (df[f"{key}_p10"] <= df[key]).all() and (df[key] <= df[f"{key}_p90"]).all()
+    assert "co2e_t_p10" not in traincost.compare(["b200"], 64, **KW).columns
+    fig = plotting.compare_bars(df)
+    gids = {c.get_gid() for ax in fig.axes for c in ax.get_children()}
+    assert {"band:h100-sxm5-80gb", "band:b200"} <= gids
+    base = ["compare", "--accelerators", "h100-sxm5-80gb,b200", "--devices", "64", "--model",
+            "llama3.1-8b", "--global-batch", "512", "--tokens", "1e11", "--uncertainty",
+            "--seed", "1", "--json"]
+    assert main(base) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["co2e_t_p10"] == pytest.approx(df["co2e_t_p10"].iloc[0])
+    with pytest.raises(ValueError, match="seed: -2"):
+        traincost.compare(["b200"], 64, **KW, uncertainty=True, seed=-2)

@@ -412,6 +412,13 @@ def pue_table() -> pd.DataFrame:
     return read_table("pue").set_index("id")
 
 
+@functools.cache
+def input_ranges() -> pd.DataFrame:
+    """Sourced ranges of the inputs nobody knows exactly (``data/input_ranges.csv``): the
+    spread :mod:`traincost.uncertainty` draws them from, one row per range."""
+    return read_table("input_ranges")
+
+
 @functools.lru_cache(maxsize=64)
 def pue(operator: str) -> tuple[float, str]:
     """(PUE, source) of an operator id in data/pue.csv."""
@@ -533,12 +540,13 @@ def site(region: str | None = None, *, grid_intensity_g: float | None = None,
         provider = regions().loc[key, "provider"]
         operator = PROVIDER_OPERATOR.get(provider, assumptions.default_pue_operator)
         pue_value, p_src = pue(operator)
+        scope = str(pue_table().loc[operator, "scope"])
     else:
-        p_src = "given"
+        p_src = scope = "given"
     return Site(pue=float(pue_value), grid_gco2e_per_kwh=g, price_usd_per_h=price_usd_per_h,
                 price_model=price_model,
                 electricity_usd_per_kwh=(assumptions.electricity_usd_per_kwh
                                          if math.isnan(electricity_usd_per_kwh)
                                          else electricity_usd_per_kwh),
                 region=key if grid_intensity_g is None else "custom",
-                pue_source=p_src, grid_source=g_src)
+                pue_source=p_src, grid_source=g_src, pue_scope=scope)

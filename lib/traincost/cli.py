@@ -72,17 +72,18 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--accelerator", required=True, help="accelerator id")
     est.add_argument("--devices", type=int, required=True, help="number of devices")
     _add_inputs(est)
-    est.add_argument("--uncertainty", action="store_true",
-                     help="also print the p10-p90 range of each output under the model's "
-                          "error on published runs it was not fitted on (JSON intervals)")
-    est.add_argument("--seed", type=_seed, default=0,
-                     help="seed of the --uncertainty draws (default 0)")
+    _add_uncertainty(est, "also print the p10-p90 range of each output under the model's "
+                          "error on published runs it was not fitted on and the sourced "
+                          "ranges of PUE, grid, power and goodput (JSON intervals), and "
+                          "what drives each range (JSON sensitivity)")
 
     cmp_ = sub.add_parser("compare", help="one workload across several accelerators")
     cmp_.add_argument("--accelerators", required=True,
                       help="comma-separated accelerator ids, or 'all'")
     cmp_.add_argument("--devices", type=int, required=True, help="number of devices each")
     _add_inputs(cmp_)
+    _add_uncertainty(cmp_, "also give each accelerator's p10 and p90 of time, energy, carbon "
+                           "and cost (columns <output>_p10, <output>_p90)")
 
     sea = sub.add_parser("search", help="every valid layout: best per objective, Pareto fronts")
     sea.add_argument("--accelerators", required=True,
@@ -178,6 +179,7 @@ def _print_estimate(d: dict) -> None:
                                      d["breakdown"]["memory_gib"].items()),
         f"  accuracy    {d['accuracy']}",
         *_interval_lines(d.get("intervals")),
+        *_driver_lines(d.get("sensitivity")),
         *[f"  caveat      {c}" for c in d.get("caveats", [])],
     ]
     print("\n".join(lines))
@@ -189,13 +191,34 @@ _INTERVAL_LINES = (("tokens_per_s", "tokens/s"), ("train_time_days", "days"),
                    ("co2e_t", "tCO2e"), ("cost_usd", "USD"))
 
 
+#: the words for each output whose range the sensitivity apportions
+_DRIVER_WORDS = {"train_time_days": "time", "facility_energy_mwh": "energy",
+                 "co2e_t": "carbon", "cost_usd": "cost"}
+
+
 def _interval_lines(box) -> list:
     if not box:
         return []
     head = (f"  range       p10-p90 under the model's error on published runs it was not "
-            f"fitted on ({box['class']} framework class, {box['draws']:,} draws):")
+            f"fitted on ({box['class']} framework class) and the sourced ranges of "
+            f"{len(box['inputs']) - 1} inputs (data/input_ranges.csv), "
+            f"{box['draws']:,} draws:")
     return [head] + [f"              {_fmt(box[k][0])} - {_fmt(box[k][2])} {unit} "
                      f"(median {_fmt(box[k][1])})" for k, unit in _INTERVAL_LINES]
+
+
+def _driver_lines(sens) -> list:
+    if not sens:
+        return []
+    from .uncertainty import drivers_sentence
+    return [f"  drivers     {drivers_sentence(sens[k], sens['labels'], w)}"
+            for k, w in _DRIVER_WORDS.items() if k in sens]
+
+
+def _add_uncertainty(parser, help_text: str) -> None:
+    parser.add_argument("--uncertainty", action="store_true", help=help_text)
+    parser.add_argument("--seed", type=_seed, default=0,
+                        help="seed of the --uncertainty draws (default 0)")
 
 
 def _seed(text):
@@ -431,7 +454,8 @@ def _run(args) -> int:
                                  "(comma-separated catalog ids, or all)")
             for acc_id in ids:
                 catalog.accelerator(acc_id)                  # unknown id -> exit 2
-            df = compare(ids, args.devices, **_kwargs(args))
+            df = compare(ids, args.devices, uncertainty=args.uncertainty, seed=args.seed,
+                         **_kwargs(args))
             if args.json:
                 print(json.dumps(_clean(df.reset_index().to_dict(orient="records")), indent=2))
             else:

@@ -36,12 +36,13 @@ import pandas as pd
 
 from . import catalog, power, workload
 from .assumptions import DEFAULT, Assumptions
-from .estimate import Estimate, compare, estimate
+from .estimate import COMPARE_DRAWS, Estimate, compare, estimate
 from .explain import (EXPOSED_COMM_PARTS, OBJECTIVE_WORDS, SEARCH_ROW_KNOBS,  # noqa: F401
                       STEP_NOISE_S, layout_label, layout_of, one_knob_variants,
                       pinned_estimate, typical_losers, why_others_lose)
 from .inputs import Workload
 from .layout import LayoutError
+from .uncertainty import intervals
 from .units import GIB, HOURS_PER_YEAR
 from .workload import RECOMPUTE_CODES
 
@@ -401,7 +402,10 @@ def carbon_by_region(params: dict, regions) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Indexed by region id: ``name``, ``grid_gco2e_per_kwh``, ``pue``,
-        ``it_energy_mwh``, ``facility_energy_mwh``, ``co2e_t``, ``embodied_co2e_t``.
+        ``it_energy_mwh``, ``facility_energy_mwh``, ``co2e_t``, ``embodied_co2e_t``, and
+        ``co2e_t_p10``, ``co2e_t_p90``: the operational emissions' 80% range
+        (:func:`traincost.uncertainty.intervals`, the model's error and the input ranges
+        that apply: a region's own PUE and grid are drawn, a given PUE is not).
 
     Raises
     ------
@@ -423,8 +427,9 @@ def carbon_by_region(params: dict, regions) -> pd.DataFrame:
     layout = fixed_layout(first)
     rows = []
     for region in regions:
-        d = (first if region == regions[0] else
-             estimate(**common, region=region, **layout)).to_dict()
+        est = first if region == regions[0] else estimate(**common, region=region, **layout)
+        d = est.to_dict()
+        box = intervals(est, draws=COMPARE_DRAWS)
         rows.append({"region": d["region"],
                      "name": str(catalog.regions().loc[d["region"], "name"]),
                      "grid_gco2e_per_kwh": d["grid_gco2e_per_kwh"], "pue": d["pue"],
@@ -432,7 +437,8 @@ def carbon_by_region(params: dict, regions) -> pd.DataFrame:
                      "facility_energy_mwh": d["facility_energy_mwh"],
                      "co2e_t": d["co2e_t"],
                      "embodied_co2e_t": (math.nan if d["embodied_co2e_t"] is None
-                                         else d["embodied_co2e_t"])})
+                                         else d["embodied_co2e_t"]),
+                     "co2e_t_p10": box["co2e_t"][0], "co2e_t_p90": box["co2e_t"][2]})
     return pd.DataFrame(rows).set_index("region")
 
 

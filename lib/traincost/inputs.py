@@ -641,6 +641,12 @@ class Site:
         Electricity price for the ownership model; NaN means the assumption default. [USD/kWh]
     region : str
         Label of the grid region. [-]
+    pue_source, grid_source : str
+        Where the PUE and the grid intensity come from (``given`` when the user set them). [-]
+    pue_scope : str
+        What the PUE figure describes (``data/pue.csv`` scope: an operator's fleet, a
+        survey average, ...; ``given``): how far one site may lie from it
+        (:mod:`traincost.uncertainty`). [-]
     """
 
     pue: float
@@ -651,6 +657,7 @@ class Site:
     region: str = "custom"
     pue_source: str = ""
     grid_source: str = ""
+    pue_scope: str = ""
 
     def __post_init__(self):
         _check_number("pue", self.pue, minimum=1.0, exclusive=False)

@@ -22,8 +22,16 @@ energy, carbon and cost move together as the model computes them. The p10, p50 a
 each output are its interval. ``python -m traincost.calibrate`` reports how often a held-out
 run's measured throughput falls inside its own 80% interval (``interval_*_coverage_pct``).
 
-Not yet in the spread: the inputs nobody knows exactly (PUE, grid intensity, device power,
-goodput, prices); the intervals are the model's error alone.
+Beside the model's error, the inputs nobody knows exactly are drawn too, each from its
+sourced range in ``data/input_ranges.csv`` (rows with ``use`` other than ``no``): the site's
+PUE around an operator's fleet figure or a survey mean, the grid intensity of the run's
+year and season around the annual figure (neither when the user gave the value), the
+devices' power while computing and waiting, the host's share, and the goodput. Each input
+is one column of a uniform [0, 1) design mapped through its quantile function (scipy.stats;
+the model's error through the empirical quantiles of its pool), so the same design serves
+the Monte Carlo of :func:`intervals` and the variance-based sensitivity of
+:func:`sensitivity` (Sobol' indices, SALib): which inputs a range comes from. Prices,
+embodied carbon and lifetimes are recorded there but not drawn (their notes say why).
 
 Examples
 --------
@@ -36,6 +44,8 @@ True
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -84,14 +94,129 @@ def draw_error_factors(cls: str, draws: int, seed: int) -> np.ndarray:
     ``exp(eps)``, eps drawn with replacement from the class's held-out errors. [-]
 
     Seeded (numpy's default generator): the same seed gives the same draws."""
-    if int(draws) != draws or draws < 1:
+    _check_draws(draws)
+    return _error_ppf(cls)(np.random.default_rng(seed).random(int(draws)))
+
+
+def _check_draws(draws) -> None:
+    if isinstance(draws, bool) or int(draws) != draws or draws < 1:
         raise ValueError(f"draws: {draws!r} must be a whole number of at least 1")
-    rng = np.random.default_rng(seed)
-    return np.exp(rng.choice(error_pool(cls), size=int(draws), replace=True))
 
 
-def intervals(est, draws: int = DEFAULT_DRAWS, seed: int = 0) -> dict:
-    """p10, p50 and p90 of an estimate's outputs under the model's measured error.
+def _error_ppf(cls: str):
+    """Quantile function of the class's error factor: the empirical distribution of its
+    held-out errors (a draw at u is the pool's inverted-CDF quantile, as a bootstrap)."""
+    pool = error_pool(cls)
+    return lambda u: np.exp(np.quantile(pool, u, method="inverted_cdf"))
+
+
+def range_ppf(row) -> callable:
+    """Quantile function of one ``data/input_ranges.csv`` row (scipy.stats): triangular
+    (low, mode, high as min, mode, max), uniform (low, high), lognormal (low, high as its
+    p10, p90). [the row's unit]
+
+    >>> import pandas as pd
+    >>> f = range_ppf(pd.Series({"distribution": "lognormal", "low": 1.0, "high": 4.0}))
+    >>> [round(float(x), 6) for x in f(np.array([0.1, 0.5, 0.9]))]
+    [1.0, 2.0, 4.0]
+    """
+    from scipy import stats
+
+    lo, hi = float(row["low"]), float(row["high"])
+    kind = row["distribution"]
+    if kind == "triangular":
+        dist = stats.triang((float(row["mode"]) - lo) / (hi - lo), loc=lo, scale=hi - lo)
+    elif kind == "uniform":
+        dist = stats.uniform(loc=lo, scale=hi - lo)
+    elif kind == "lognormal":
+        z90 = stats.norm.ppf(0.9)
+        mu, sigma = (np.log(lo) + np.log(hi)) / 2, (np.log(hi) - np.log(lo)) / (2 * z90)
+        dist = stats.lognorm(s=sigma, scale=np.exp(mu))
+    else:
+        raise ValueError(f"distribution: {kind!r} is not triangular, uniform or lognormal")
+    return dist.ppf
+
+
+@dataclass(frozen=True)
+class Uncertain:
+    """One input an interval draws: ``id`` (a ``data/input_ranges.csv`` row, or ``model``
+    for the model's own error), the input it sets, how (``use``), words for it, and its
+    quantile function ``ppf`` (u in [0, 1) -> value)."""
+
+    id: str
+    input: str
+    use: str
+    label: str
+    ppf: callable
+
+
+#: ``data/input_ranges.csv`` ``use`` -> the ``data/pue.csv`` scopes of the PUE figures it
+#: spreads (a site of an operator whose fleet figure is known; a survey or analyst mean)
+PUE_SCOPES = {"pue_fleet": ("fleet_ttm", "fleet_annual", "new_design"),
+              "pue_survey": ("survey_average", "analyst_estimate", "modelling_default")}
+
+
+def uncertain_inputs(est) -> list:
+    """The inputs an interval of ``est`` draws: the model's error first, then each range
+    that applies (a PUE range matching the site's PUE scope, the grid ranges unless the
+    grid intensity was given, every assumption range). [-]"""
+    cls = error_class(est.stack.framework, est.accelerator)
+    out = [Uncertain("model", "model_error_factor", "model", "throughput model",
+                     _error_ppf(cls))]
+    for inp in _drawn_ranges(catalog.input_ranges()):
+        if inp.use in PUE_SCOPES and est.site.pue_scope not in PUE_SCOPES[inp.use]:
+            continue
+        if inp.use == "grid" and est.site.grid_source == "given":
+            continue
+        out.append(inp)
+    return out
+
+
+_RANGES_BUILT: dict = {}
+
+
+def _drawn_ranges(table) -> list:
+    """The table's drawn rows (``use`` other than ``no``) as :class:`Uncertain`, built once
+    per table (a frozen scipy distribution takes about a millisecond to build)."""
+    key = id(table)
+    if key not in _RANGES_BUILT:
+        _RANGES_BUILT.clear()
+        _RANGES_BUILT[key] = (table, [
+            Uncertain(row["id"], row["input"], row["use"], row["label"], range_ppf(row))
+            for _, row in table.iterrows() if row["use"] != "no"])
+    return _RANGES_BUILT[key][1]
+
+
+def evaluate_design(est, u: np.ndarray, inputs: list) -> dict:
+    """The estimate's layout evaluated at each row of the design ``u`` (draws x inputs,
+    values in [0, 1)), each column mapped through its input's quantile function: the
+    report columns (:func:`traincost.model.report_units`), one value per row. [-]"""
+    p = est.parallel
+    lay = {k: np.asarray([RECOMPUTE_CODES[p.recompute] if k == "recompute" else
+                          int(getattr(p, k))])
+           for k in ("tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute")}
+    cols = columns(est.system, est.inputs, est.precision, lay, est.assumptions)
+    overrides = {}
+    for j, inp in enumerate(inputs):
+        v = inp.ppf(u[:, j])
+        if inp.use == "model":
+            cols["model_error_factor"] = v
+        elif inp.use in PUE_SCOPES:                  # a factor on the PUE's excess over 1
+            cols["pue"] = 1.0 + (cols["pue"] - 1.0) * v
+        elif inp.use == "grid":                      # a factor on the annual intensity
+            cols["grid_gco2e_per_kwh"] = cols["grid_gco2e_per_kwh"] * v
+        else:
+            overrides[inp.input] = v
+    a = replace(est.assumptions, **overrides)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rep = report_units(evaluate(cols, a))
+    n = len(u)
+    return {k: np.broadcast_to(np.asarray(v, dtype=float), (n,)) for k, v in rep.items()}
+
+
+def intervals(est, draws: int = DEFAULT_DRAWS, seed: int = 0, spread: str = "all") -> dict:
+    """p10, p50 and p90 of an estimate's outputs under the model's measured error and the
+    sourced ranges of the inputs nobody knows exactly.
 
     Parameters
     ----------
@@ -101,23 +226,87 @@ def intervals(est, draws: int = DEFAULT_DRAWS, seed: int = 0) -> dict:
         Monte Carlo draws. [-]
     seed : int
         Seed of the draws. [-]
+    spread : str
+        ``all`` (the model's error and the inputs, :func:`uncertain_inputs`) or ``model``
+        (the model's error alone). [-]
 
     Returns
     -------
     dict: report key (:data:`INTERVAL_KEYS`) -> [p10, p50, p90] in the report's units, plus
-    ``class`` (the error class drawn from) and ``draws``.
+    ``class`` (the error class drawn from), ``draws`` and ``inputs`` (the ids drawn).
     """
-    p = est.parallel
-    lay = {k: np.asarray([RECOMPUTE_CODES[p.recompute] if k == "recompute" else
-                          int(getattr(p, k))])
-           for k in ("tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute")}
-    cols = columns(est.system, est.inputs, est.precision, lay, est.assumptions)
-    cls = error_class(est.stack.framework, est.accelerator)
-    cols["model_error_factor"] = draw_error_factors(cls, draws, seed)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rep = report_units(evaluate(cols, est.assumptions))
+    _check_draws(draws)
+    if spread not in ("all", "model"):
+        raise ValueError(f"spread: {spread!r} is not one of all, model")
+    inputs = uncertain_inputs(est)
+    if spread == "model":
+        inputs = inputs[:1]
+    u = np.random.default_rng(seed).random((int(draws), len(inputs)))
+    rep = evaluate_design(est, u, inputs)
+    out = {key: [float(q) for q in np.quantile(rep[key], QUANTILES)] for key in INTERVAL_KEYS}
+    return {**out, "class": error_class(est.stack.framework, est.accelerator),
+            "draws": int(draws), "inputs": [i.id for i in inputs]}
+
+
+#: the outputs whose range :func:`sensitivity` apportions
+SENSITIVITY_KEYS = ("train_time_days", "facility_energy_mwh", "co2e_t", "cost_usd")
+#: Sobol' base samples: N (D + 2) evaluations for D inputs
+SOBOL_BASE_SAMPLES = 512
+
+
+def sensitivity(est, base_samples: int = SOBOL_BASE_SAMPLES, seed: int = 0) -> dict:
+    """What an estimate's ranges come from: each drawn input's share of each output's
+    variance (Sobol' total-order indices, normalised to sum to 1).
+
+    Notes
+    -----
+    The design is Saltelli's (SALib ``sample.sobol``, scrambled Sobol' points, no second
+    order) on the same uniform [0, 1) inputs :func:`intervals` maps through their quantile
+    functions; the indices are SALib ``analyze.sobol``'s (Saltelli et al. 2010; Jansen
+    1999 for the total order). A total-order index counts the input's interactions too,
+    so the raw indices can sum above 1; the shares divide by their sum, and an index that
+    the estimator puts below 0 (noise) counts as 0.
+
+    Returns
+    -------
+    dict: output key (:data:`SENSITIVITY_KEYS`) -> {input id: share [0-1]}, plus ``labels``
+    (input id -> words); an output with no spread (or no price) is left out.
+
+    References
+    ----------
+    Herman and Usher 2017, SALib, JOSS 2(9) 97; Saltelli et al. 2010, Comput. Phys.
+    Commun. 181, 259-270.
+    """
+    from SALib.analyze import sobol as analyze
+    from SALib.sample import sobol as sample
+
+    inputs = uncertain_inputs(est)
+    problem = {"num_vars": len(inputs), "names": [i.id for i in inputs],
+               "bounds": [[0.0, 1.0]] * len(inputs)}
+    u = sample.sample(problem, int(base_samples), calc_second_order=False, seed=seed)
+    u = np.clip(u, 0.0, np.nextafter(1.0, 0.0))
+    rep = evaluate_design(est, u, inputs)
     out = {}
-    for key in INTERVAL_KEYS:
-        values = np.broadcast_to(np.asarray(rep[key], dtype=float), (int(draws),))
-        out[key] = [float(q) for q in np.quantile(values, QUANTILES)]
-    return {**out, "class": cls, "draws": int(draws)}
+    for key in SENSITIVITY_KEYS:
+        y = rep[key]
+        if not np.all(np.isfinite(y)) or np.ptp(y) <= 1e-12 * abs(float(np.mean(y))):
+            continue
+        st = np.clip(analyze.analyze(problem, y, calc_second_order=False, seed=seed)["ST"],
+                     0.0, None)
+        out[key] = {i.id: float(x / st.sum()) for i, x in zip(inputs, st)}
+    return {**out, "labels": {i.id: i.label for i in inputs}}
+
+
+def drivers_sentence(shares: dict, labels: dict, what: str, top: int = 3) -> str:
+    """One output's shares in words: ``"carbon: 58% grid intensity, year, 27% ..."``.
+
+    >>> drivers_sentence({"model": 0.25, "grid-year": 0.6, "host-power": 0.15},
+    ...                  {"model": "throughput model", "grid-year": "grid intensity",
+    ...                   "host-power": "host power"}, "carbon", top=2)
+    "carbon's range: 60% grid intensity, 25% throughput model"
+    """
+    # shares that round to 0% say nothing
+    order = [k for k in sorted(shares, key=shares.get, reverse=True)[:top]
+             if shares[k] >= 0.005]
+    return f"{what}'s range: " + ", ".join(f"{100 * shares[k]:.0f}% {labels[k]}"
+                                            for k in order)

@@ -73,7 +73,9 @@ def compare_bars(df: pd.DataFrame, metrics: Sequence[str] = DEFAULT_METRICS, ax=
     ----------
     df : pandas.DataFrame
         Indexed by accelerator id, with the columns in ``metrics`` and ideally
-        ``fits_in_memory`` and ``note`` (as :func:`traincost.compare` returns).
+        ``fits_in_memory`` and ``note`` (as :func:`traincost.compare` returns). Where it
+        has ``<metric>_p10`` and ``<metric>_p90`` (``compare(..., uncertainty=True)``),
+        each bar carries a whisker over that 80% range.
     metrics : sequence of str
         Columns to draw, each its own panel. Defaults to training time [days],
         facility energy [MWh], operational emissions [tCO2e] and cost [USD].
@@ -103,6 +105,7 @@ def compare_bars(df: pd.DataFrame, metrics: Sequence[str] = DEFAULT_METRICS, ax=
     if len(df) == 0:
         raise ValueError("df: the table has no rows (select at least one accelerator)")
     fig, axes = _axes_for(ax, len(metrics), len(df))
+    banded = False
     ids = [str(i) for i in df.index]
     y = np.arange(len(ids))
     colours = {acc: OKABE_ITO[i % len(OKABE_ITO)] for i, acc in enumerate(ids)}
@@ -111,8 +114,11 @@ def compare_bars(df: pd.DataFrame, metrics: Sequence[str] = DEFAULT_METRICS, ax=
         label, short = METRIC_LABELS.get(metric, (metric, metric))
         unit = _unit_of(metric)
         values = pd.to_numeric(df[metric], errors="coerce").to_numpy(dtype=float)
+        band = [f"{metric}_p10", f"{metric}_p90"]
+        lo, hi = (pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float)
+                  if c in df.columns else np.full(len(ids), np.nan) for c in band)
         reasons = [gap_reason(df.iloc[i], metric) for i in range(len(ids))]
-        drawn = [v for v, r in zip(values, reasons) if not r]
+        drawn = [v for v, r in zip(np.fmax(values, hi), reasons) if not r]
         finite_max = max(drawn) if drawn and max(drawn) > 0 else 1.0
         for yi, acc, value, reason in zip(y, ids, values, reasons):
             if reason:
@@ -128,7 +134,14 @@ def compare_bars(df: pd.DataFrame, metrics: Sequence[str] = DEFAULT_METRICS, ax=
             bars = axis.barh(yi, value, height=0.7, color=colours[acc], edgecolor="black",
                              linewidth=0.5)
             bars.patches[0].set_gid(acc)
-            axis.text(value + 0.02 * finite_max, yi, _short_number(value, unit),
+            end = value
+            i = ids.index(acc)
+            if np.isfinite(lo[i]) and np.isfinite(hi[i]):
+                axis.errorbar([value], [yi], xerr=[[value - lo[i]], [hi[i] - value]],
+                              fmt="none", ecolor="black", elinewidth=1.0, capsize=3,
+                              gid=f"band:{acc}")
+                end, banded = max(value, hi[i]), True
+            axis.text(end + 0.02 * finite_max, yi, _short_number(value, unit),
                       va="center", ha="left", fontsize=8)
         axis.set_xlim(0.0, 1.3 * finite_max)
         axis.set_xlabel(label)
@@ -146,6 +159,11 @@ def compare_bars(df: pd.DataFrame, metrics: Sequence[str] = DEFAULT_METRICS, ax=
     axes[0].set_ylabel("Accelerator")
     fig.suptitle(title or "Same training run on each accelerator: shorter bars are better",
                  fontsize=11, fontweight="bold")
+    if banded:
+        # supxlabel: the constrained layout keeps room for it below the axis labels
+        fig.supxlabel("whiskers: 80% range (p10-p90) from the model's error on published "
+                      "runs it was not fitted on and the sourced input ranges",
+                      fontsize=8, color="#444444")
     return fig
 
 
@@ -189,7 +207,7 @@ CARBON_LABELS = {"operational": "operational (grid x energy at the plug)",
 
 def stacked_bars(rows, parts: Sequence[str], *, colours: dict, part_labels: dict,
                  xlabel: str, title: str, unit: str = "", limit: float | None = None,
-                 limit_label: str | None = None, ax=None) -> Figure:
+                 limit_label: str | None = None, label_at=None, ax=None) -> Figure:
     """Horizontal stacked bars: one bar per row, one coloured segment per part.
 
     Parameters
@@ -211,6 +229,8 @@ def stacked_bars(rows, parts: Sequence[str], *, colours: dict, part_labels: dict
         "over the limit". [same unit as the values]
     limit_label : str, optional
         Text beside the line.
+    label_at : sequence of float, optional
+        Where each row's total is written (default: at the total), e.g. past a whisker.
     ax : matplotlib Axes, optional
         Draw into it instead of a new figure.
 
@@ -251,12 +271,14 @@ def stacked_bars(rows, parts: Sequence[str], *, colours: dict, part_labels: dict
             bar.patches[0].set_gid(f"{label}:{part}")
             in_legend.add(part)
             left += value
+    at = totals if label_at is None else [max(t, float(x)) for t, x in zip(totals, label_at)]
     top = max(totals + ([limit] if limit is not None else [])) or 1.0
+    top = max(top, max(at) / 1.15)                # room for a label past a whisker
     for y, total in enumerate(totals):
         text = _short_number(total, unit)
         if limit is not None and total > limit:
             text += "  over the limit"
-        ax.text(total + 0.01 * top, y, text, va="center", ha="left", fontsize=8,
+        ax.text(at[y] + 0.01 * top, y, text, va="center", ha="left", fontsize=8,
                 color="#D55E00" if limit is not None and total > limit else "black",
                 bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.0})
     if limit is not None:
@@ -351,7 +373,8 @@ def carbon_bars(df: pd.DataFrame, *, title: str | None = None, ax=None) -> Figur
     ----------
     df : pandas.DataFrame
         Indexed by a region label, with ``co2e_t`` and ``embodied_co2e_t`` (NaN when
-        the catalog has no embodied figure: drawn as 0). [tCO2e]
+        the catalog has no embodied figure: drawn as 0), and optionally ``co2e_t_p10``
+        and ``co2e_t_p90``: a whisker over the operational part's 80% range. [tCO2e]
     """
     if len(df) == 0:
         raise ValueError("df: the table has no rows (select at least one region)")
@@ -359,10 +382,21 @@ def carbon_bars(df: pd.DataFrame, *, title: str | None = None, ax=None) -> Figur
                          "embodied": 0.0 if pd.isna(r["embodied_co2e_t"])
                          else float(r["embodied_co2e_t"])}
             for label, r in df.iterrows()}
-    return stacked_bars(rows, ("operational", "embodied"), colours=CARBON_COLOURS,
-                        part_labels=CARBON_LABELS, xlabel="Emissions [tCO2e]",
-                        title=title or "Same run, same energy: the grid sets the carbon",
-                        ax=ax)
+    banded = {"co2e_t_p10", "co2e_t_p90"} <= set(df.columns)
+    fig = stacked_bars(rows, ("operational", "embodied"), colours=CARBON_COLOURS,
+                       part_labels=CARBON_LABELS, xlabel="Emissions [tCO2e]",
+                       title=title or "Same run, same energy: the grid sets the carbon",
+                       label_at=df["co2e_t_p90"].to_numpy(dtype=float) if banded else None,
+                       ax=ax)
+    if banded:
+        axis = ax if ax is not None else fig.axes[0]
+        mid = df["co2e_t"].to_numpy(dtype=float)
+        lo, hi = (df[c].to_numpy(dtype=float) for c in ("co2e_t_p10", "co2e_t_p90"))
+        axis.errorbar(mid, np.arange(len(df)), xerr=[mid - lo, hi - mid], fmt="none",
+                      ecolor="black", elinewidth=1.0, capsize=3, gid="band",
+                      label="operational, 80% range (p10-p90)")
+        axis.legend(loc="lower right", fontsize=8, frameon=False)
+    return fig
 
 
 def layout_bars(step_s: dict, memory_gib: dict, hbm_gib: float, *, label: str = "this layout",

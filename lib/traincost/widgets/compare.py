@@ -34,7 +34,8 @@ def compared(params: dict) -> pd.DataFrame:
     -------
     pandas.DataFrame
         The comparison table (one row per accelerator; rows that cannot run carry
-        their reason in ``note``).
+        their reason in ``note``), with the 80% bands of ``compare(uncertainty=True)``
+        that the chart draws as whiskers.
 
     Raises
     ------
@@ -48,7 +49,7 @@ def compared(params: dict) -> pd.DataFrame:
     df = compare(accelerators, params["devices"], model=params["model"],
                  global_batch=params["global_batch"], tokens=params.get("tokens"),
                  region=params.get("region"), pue=params.get("pue"),
-                 price_per_hour=params.get("price_per_hour"))
+                 price_per_hour=params.get("price_per_hour"), uncertainty=True)
     failed = df["fits_in_memory"].isna()
     if failed.all():
         notes = list(dict.fromkeys(df["note"]))
