@@ -28,10 +28,13 @@ def test_each_declared_input_is_a_field_of_its_container():
     # inputs that choose rather than hold a value: a preset, the precision (the device's
     # default when not given), a region or grid figure (Site holds the resolved number)
     chooses = {"model", "precision", "region"}
+    # network bandwidths are given in Gb/s and held in B/s
+    converted = {"scale_up_gbps": "scaleup_bytes_per_s", "scale_out_gbps": "scaleout_bytes_per_s"}
     for o in options.INPUTS:
         if o.name in chooses:
             continue
-        assert o.column in held[o.container] or o.name in held[o.container], o.name
+        name = converted.get(o.name, o.column)
+        assert name in held[o.container] or o.name in held[o.container], o.name
 
 
 def test_the_architecture_holds_no_job_or_stack_field():
@@ -126,3 +129,34 @@ def test_search_keeps_a_systems_power_limit():
     assert capped.best["time"]["step_time_s"] == keyword.best["time"]["step_time_s"]
     uncapped = traincost.search(H100, 8, **SMALL, pareto=False)
     assert capped.best["time"]["step_time_s"] > uncapped.best["time"]["step_time_s"]
+
+
+def test_network_what_ifs_reach_the_system_from_keywords_and_flags(capsys):
+    # 400 Gb/s = 50 GB/s each direction (8 bits a byte); a 16-GPU scale-up domain keeps the
+    # ZeRO-3 ring of 16 devices on the scale-up links, as a device built with it would
+    from traincost.cli import main
+    knobs = dict(tp=1, pp=1, cp=1, ep=1, vpp=1, zero=3, micro_batch=1, recompute="none")
+    nvl16 = traincost.estimate(H100, 16, scale_up_domain=16, **SMALL, **knobs)
+    device = traincost.estimate(replace(H100, scaleup_domain_devices=16), 16, **SMALL, **knobs)
+    assert nvl16.step_time_s == device.step_time_s < traincost.estimate(
+        H100, 16, **SMALL, **knobs).step_time_s
+    nic = traincost.estimate(H100, 16, scale_out_gbps=100, **SMALL, **knobs)
+    assert nic.system.scaleout_bw == 12.5e9
+    assert nic.to_dict()["network"] == {"scale_up_domain": 8, "scale_up_gbps": 3600.0,
+                                        "scale_out_gbps": 100.0}
+    with pytest.raises(ValueError, match="scale-out-gbps: 0.0 must be above 0"):
+        traincost.estimate(H100, 16, scale_out_gbps=0, **SMALL)
+    with pytest.raises(ValueError, match="scale-up-domain: given beside system="):
+        traincost.estimate(system=System(H100, 16), scale_up_domain=16, **SMALL)
+    base = ["estimate", "--accelerator", "h100-sxm5-80gb", "--devices", "16", "--model",
+            "gpt2-small", "--global-batch", "64", "--tokens", "1e9", "--json"]
+    assert main(base + ["--scale-up-domain", "16", "--tp", "1", "--pp", "1", "--cp", "1",
+                        "--zero", "3", "--micro-batch", "1", "--recompute", "none",
+                        "--vpp", "1", "--ep", "1"]) == 0
+    import json
+    assert json.loads(capsys.readouterr().out)["step_time_s"] == pytest.approx(nvl16.step_time_s)
+    swept = traincost.sweep(__import__("pandas").DataFrame(
+        {"accelerator": ["h100-sxm5-80gb"] * 2, "devices": 16, "model": "gpt2-small",
+         "global_batch": 64, "tokens": 1e9, "zero": 3, "recompute": "none",
+         "scaleup_domain_devices": [8, 16]}))
+    assert swept["step_time_s"].iloc[1] == pytest.approx(nvl16.step_time_s)

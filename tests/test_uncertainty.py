@@ -207,3 +207,22 @@ def test_compare_bands_hold_the_point_and_the_chart_draws_them(capsys):
     assert rows[0]["co2e_t_p10"] == pytest.approx(df["co2e_t_p10"].iloc[0])
     with pytest.raises(ValueError, match="seed: -2"):
         traincost.compare(["b200"], 64, **KW, uncertainty=True, seed=-2)
+
+
+def test_a_search_ranks_its_top_table_by_the_median_and_bands_it():
+    kw = dict(KW, top=6, pareto=False)
+    res = traincost.search(["h100-sxm5-80gb", "tpu-v5p"], 64, uncertainty=True, seed=3, **kw)
+    top = res.top
+    assert (top["step_time_s_p10"] <= top["step_time_s"]).all()
+    assert (top["step_time_s"] <= top["step_time_s_p90"]).all()
+    assert top["step_time_s_p50"].is_monotonic_increasing
+    assert any(n.startswith("top: ranked by the median step_time_s") for n in res.notes)
+    again = traincost.search(["h100-sxm5-80gb", "tpu-v5p"], 64, uncertainty=True, seed=3, **kw)
+    assert again.top.equals(top)
+    plain = traincost.search(["h100-sxm5-80gb", "tpu-v5p"], 64, **kw)
+    assert "step_time_s_p50" not in plain.top.columns
+    assert set(map(tuple, plain.top[["accelerator", "tp", "zero", "micro_batch",
+                                      "recompute"]].values)) == \
+        set(map(tuple, top[["accelerator", "tp", "zero", "micro_batch", "recompute"]].values))
+    with pytest.raises(ValueError, match="seed: -1"):
+        traincost.search("h100-sxm5-80gb", 64, uncertainty=True, seed=-1, **kw)

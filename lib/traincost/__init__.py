@@ -24,6 +24,6 @@ __version__ = "0.1.0"
 __all__ = [
     "Accelerator", "Assumptions", "DEFAULT_ASSUMPTIONS", "Estimate", "Job", "ParallelConfig",
     "Site", "Stack", "System", "Workload", "accelerator", "accelerators", "compare",
-    "describe_assumptions", "estimate", "evaluate", "job", "model", "models", "regions", "search", "SearchResult", "site", "sweep",
-    "__version__",
+    "describe_assumptions", "estimate", "evaluate", "job", "model", "models", "regions",
+    "search", "SearchResult", "site", "sweep", "__version__",
 ]

@@ -19,7 +19,7 @@ from . import catalog, options
 from .assumptions import DEFAULT, Assumptions
 from .inputs import (FUSED_ATTENTION_KERNELS, Accelerator, Job, ParallelConfig, Site, Stack,
                      System, Workload)
-from .units import BYTES_PER_ELEMENT
+from .units import BITS_PER_BYTE, BYTES_PER_ELEMENT, GIGA
 from .workload import RECOMPUTE_CODES
 
 #: the keywords of each container's builder (:data:`traincost.options.INPUTS`)
@@ -47,12 +47,29 @@ def as_accelerator(accelerator) -> Accelerator:
     return accelerator if isinstance(accelerator, Accelerator) else catalog.accelerator(accelerator)
 
 
-def system(accelerator, devices: int, power_cap=None) -> System:
+def system(accelerator, devices: int, power_cap=None, scale_up_domain=None,
+           scale_up_gbps=None, scale_out_gbps=None) -> System:
     """The :class:`~traincost.System` of ``devices`` x ``accelerator`` (id or object) with
-    an optional power limit [W] (None: the devices' TDP). ValueError names ``power-cap``
-    for a limit the device cannot take."""
+    an optional power limit [W] (None: the devices' TDP) and network tiers other than the
+    catalog's: devices per scale-up domain, scale-up and scale-out bandwidth per device and
+    direction [Gb/s] (None: the accelerator's). ValueError names ``power-cap`` for a limit
+    the device cannot take.
+
+    >>> system("h100-sxm5-80gb", 16, scale_out_gbps=400).scaleout_bw      # 400e9 / 8 B/s
+    50000000000.0
+    """
+    for name, val in (("scale-up-gbps", scale_up_gbps), ("scale-out-gbps", scale_out_gbps)):
+        if val is not None and not val > 0:
+            raise ValueError(f"{name}: {val!r} must be above 0 (Gb/s per device, each "
+                             "direction)")
+    nan = math.nan
     return System(as_accelerator(accelerator), devices,
-                  power_cap_w=math.nan if power_cap is None else float(power_cap))
+                  power_cap_w=nan if power_cap is None else float(power_cap),
+                  scaleup_domain_devices=scale_up_domain or 0,
+                  scaleup_bytes_per_s=(nan if scale_up_gbps is None
+                                       else float(scale_up_gbps) * GIGA / BITS_PER_BYTE),
+                  scaleout_bytes_per_s=(nan if scale_out_gbps is None
+                                        else float(scale_out_gbps) * GIGA / BITS_PER_BYTE))
 
 
 def check_fp8_activations(stack: Stack, precision: str) -> None:

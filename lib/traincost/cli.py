@@ -97,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--max-co2e-t", type=_positive_float, help="cap on operational tCO2e")
     g.add_argument("--memory-headroom", type=_positive_float,
                    help="fraction of HBM kept free (default: assumptions.memory_headroom_fraction)")
+    _add_uncertainty(g, "band the top table with the 80%% range of the objective's figure "
+                        "(<column>_p10, _p50, _p90) and rank it by the median")
     g.add_argument("--objective", choices=("time", "energy", "cost", "carbon"), default="time",
                    help="what the top table ranks by (default time)")
     g.add_argument("--top", type=int, default=10, help="rows of the top table (default 10)")
@@ -390,6 +392,7 @@ def _search(args) -> None:
         res = search(ids, args.devices, max_days=args.max_days, max_cost_usd=args.max_cost_usd,
                      max_co2e_t=args.max_co2e_t, memory_headroom=args.memory_headroom,
                      objective=args.objective, top=args.top,
+                     uncertainty=args.uncertainty, seed=args.seed,
                      progress=progress if bar is not None else None, **_kwargs(args))
     finally:
         if bar is not None:
@@ -416,7 +419,9 @@ def _search(args) -> None:
     print(f"\ntop {len(res.top)} by {res.objective}:")
     with pd.option_context("display.width", 250, "display.max_columns", 30,
                            "display.float_format", "{:,.4g}".format):
-        print(res.top[list(_SEARCH_SHOWN)].to_string(index=False) if len(res.top) else "  none")
+        shown = [*_SEARCH_SHOWN, *(c for c in res.top.columns if c.endswith(("_p10", "_p50",
+                                                                             "_p90")))]
+        print(res.top[shown].to_string(index=False) if len(res.top) else "  none")
     print("\nPareto fronts: " + ", ".join(f"{k.replace('_', ' vs ')} {len(v)} layouts"
                                           for k, v in res.pareto.items()))
     print(f"MFU vs published: {res.mfu_note()}")

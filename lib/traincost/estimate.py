@@ -32,7 +32,8 @@ from .inputs import (OVERLAP_KINDS, Accelerator, Job, ParallelConfig, Site, Stac
                      Workload)
 from .model import MEMORY_PARTS, OUTPUTS, STEP_PARTS, evaluate, report_units
 from .search import search
-from .units import GIB
+from .uncertainty import BAND_DRAWS
+from .units import BITS_PER_BYTE, GIB, GIGA
 from .workload import CODE_TO_RECOMPUTE
 
 
@@ -179,6 +180,11 @@ class Estimate:
             "tokens": self.job.tokens,
             **{k: r[k] for k in after},
             "power_cap_w": _finite_or_none(self.system.power_cap_w),
+            "network": {"scale_up_domain": self.system.domain_devices,
+                        "scale_up_gbps": _finite_or_none(self.system.scaleup_bw
+                                                         * BITS_PER_BYTE / GIGA),
+                        "scale_out_gbps": _finite_or_none(self.system.scaleout_bw
+                                                          * BITS_PER_BYTE / GIGA)},
             "pue": self.site.pue,
             "grid_gco2e_per_kwh": self.site.grid_gco2e_per_kwh,
             "region": self.site.region,
@@ -271,7 +277,8 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
         The layout knobs fixed (None in it: searched), instead of the layout keywords.
     system : System, optional
         The accelerator, device count, power limit and network tiers, instead of
-        ``accelerator``, ``devices`` and ``power_cap``.
+        ``accelerator``, ``devices`` and the system keywords (``power_cap``,
+        ``scale_up_domain``, ``scale_up_gbps``, ``scale_out_gbps``).
     assumptions : Assumptions
         Modelling defaults. [-]
     uncertainty : bool
@@ -287,7 +294,8 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
     Estimate
     """
     given = options.bind("estimate", inputs)
-    sys_ = _system(accelerator, devices, system, given["power_cap"])
+    sys_ = _system(accelerator, devices, system,
+                   {k: given[k] for k in options.SYSTEM_INPUTS})
     spec = job_inputs(workload, job, stack, site, assumptions=assumptions,
                       **{k: given[k] for k in options.JOB_INPUTS})
     acc, devices = sys_.accelerator, sys_.devices
@@ -337,22 +345,23 @@ def _check_seed(seed) -> None:
         raise ValueError(f"seed: {seed!r} must be a whole number of at least 0")
 
 
-def _system(accelerator, devices, sys_: System | None, power_cap) -> System:
+def _system(accelerator, devices, sys_: System | None, knobs: dict) -> System:
     """The System an estimate runs on: ``sys_`` as given, else built from the accelerator,
-    device count and power cap (each checked); giving both is refused."""
+    device count and the system keywords ``knobs`` (power cap, network tiers; each
+    checked); giving both is refused."""
     if sys_ is not None:
         if not isinstance(sys_, System):
             raise ValueError(f"system: {sys_!r} is not a System")
-        for name, val in (("accelerator", accelerator), ("devices", devices),
-                          ("power-cap", power_cap)):
+        given = {"accelerator": accelerator, "devices": devices, **knobs}
+        for name, val in given.items():
             if val is not None:
-                raise ValueError(f"{name}: given beside system=, which already sets it "
-                                 "(give the object or the keywords, not both)")
+                raise ValueError(f"{name.replace('_', '-')}: given beside system=, which "
+                                 "already sets it (give the object or the keywords, not both)")
         return sys_
     devices = options.check("devices", devices)
     if devices is None:
         raise ValueError("devices: required (the number of devices)")
-    return system(accelerator, devices, power_cap)
+    return system(accelerator, devices, **knobs)
 
 
 options.declare(estimate)
@@ -384,10 +393,8 @@ COMPARE_COLUMNS = ("accelerator", "devices", "tp", "pp", "dp", "cp", "ep", "vpp"
 
 #: the outputs :func:`compare` gives an 80% band for (``<key>_p10``, ``<key>_p90``)
 BAND_KEYS = ("train_time_days", "facility_energy_mwh", "co2e_t", "cost_usd")
-#: Monte Carlo draws per accelerator of a compared band: the p10 and p90 of 2,000 draws
-#: sit within about 0.7 percentile points of the true ones (binomial standard error
-#: sqrt(0.1 x 0.9 / 2000)), a fifth of the time of the single estimate's 10,000
-COMPARE_DRAWS = 2000
+#: Monte Carlo draws per accelerator of a compared band
+COMPARE_DRAWS = BAND_DRAWS
 
 
 def compare(accelerators, devices, *, uncertainty: bool = False, seed: int = 0,

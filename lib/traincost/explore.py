@@ -605,8 +605,9 @@ def deadline_candidates(params: dict, accelerators, device_counts) -> pd.DataFra
     Returns
     -------
     pandas.DataFrame
-        Indexed ``"<accelerator>@<devices>"`` with ``accelerator``, ``devices`` and the
-        columns of :data:`traincost.estimate.COMPARE_COLUMNS`.
+        Indexed ``"<accelerator>@<devices>"`` with ``accelerator``, ``devices``, the
+        columns of :data:`traincost.estimate.COMPARE_COLUMNS` and the 80% bands of
+        ``compare(uncertainty=True)`` (``train_time_days_p10``, ``cost_usd_p90``, ...).
 
     Raises
     ------
@@ -625,7 +626,7 @@ def deadline_candidates(params: dict, accelerators, device_counts) -> pd.DataFra
         df = compare(accelerators, n, model=params["model"],
                      global_batch=params["global_batch"], tokens=params.get("tokens"),
                      region=params.get("region"),
-                     price_per_hour=params.get("price_per_hour"))
+                     price_per_hour=params.get("price_per_hour"), uncertainty=True)
         frames.append(df.reset_index())
     out = pd.concat(frames, ignore_index=True)
     if out["fits_in_memory"].isna().all():           # nothing can run: say why, once

@@ -40,6 +40,7 @@ GROUPS = {
     "stack": "software stack",
     "layout": "parallel layout (omitted knobs are searched: fastest feasible)",
     "site": "site and price",
+    "system": "system what-ifs (default: the accelerator's catalog row)",
 }
 
 
@@ -216,6 +217,16 @@ INPUTS = (
        "power limit on every device (nvidia-smi -pl), above its idle draw and at most its "
        f"TDP; slows matmuls as (cap/TDP)^{DEFAULT.power_cap_clock_exponent:g} (default: none)",
        column="power_cap_w", metavar="W", minimum=0),
+    # the system's network tiers (default: the accelerator's row)
+    _o("scale_up_domain", "system", "System", "int", "devices",
+       "devices joined by the scale-up links (8: an HGX board, 72: an NVL72 rack, a TPU "
+       "slice)", column="scaleup_domain_devices", metavar="N"),
+    _o("scale_up_gbps", "system", "System", "float", "Gb/s",
+       "scale-up bandwidth per device, each direction (NVLink 4: 3600)",
+       column="scaleup_gbps", metavar="GBPS", minimum=0),
+    _o("scale_out_gbps", "system", "System", "float", "Gb/s",
+       "scale-out bandwidth per device, each direction (one 400G NIC per GPU: 400)",
+       column="scaleout_gbps", metavar="GBPS", minimum=0),
     _o("price_model", "site", "Site", "choice", "-",
        "rental (device-hours x price, default) or ownership (amortised purchase + "
        "electricity)", choices=PRICE_MODELS, default="rental"),

@@ -45,6 +45,7 @@ from .assemble import (Inputs, as_accelerator, check_fp8_activations, columns, f
 from .inputs import (Accelerator, Job, ParallelConfig, Site, Stack, System, Workload,
                      _check_number)
 from .model import evaluate, report_units
+from .uncertainty import BAND_DRAWS, layout_intervals
 from .units import GIB
 from .workload import CODE_TO_RECOMPUTE, RECOMPUTE_CODES
 
@@ -322,6 +323,16 @@ def _device_list(devices) -> list:
     return counts
 
 
+def _check_ranking(objective, top, chunk_size) -> tuple[int, int]:
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective: {objective!r} is not one of {', '.join(OBJECTIVES)}")
+    _check_number("top", top, minimum=0, integer=True)
+    if top > options.MAX_COUNT:
+        raise ValueError(f"top: {top} must be at most {options.MAX_COUNT:,}")
+    _check_number("chunk-size", chunk_size, minimum=0, integer=True)
+    return int(top), int(chunk_size)
+
+
 def _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom, assumptions):
     limits = {"max_days": max_days, "max_cost_usd": max_cost_usd, "max_co2e_t": max_co2e_t}
     for k, val in limits.items():
@@ -337,7 +348,7 @@ def _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom, assumption
 
 
 def _groups(accs, devices, spec: Inputs, fixed, precision, space,
-            power_cap) -> tuple[list, list, list]:
+            knobs: dict) -> tuple[list, list, list]:
     """The systems (accelerator, devices) to walk; errors of the accelerators left out (a
     precision the device lacks, a power cap outside its idle-to-TDP range). An entry of
     ``accs`` may be a :class:`~traincost.System`: its power limit and network tiers are
@@ -345,16 +356,17 @@ def _groups(accs, devices, spec: Inputs, fixed, precision, space,
     groups, errors, notes = [], [], []
     offset = 0
     for acc in accs:
-        if isinstance(acc, System) and power_cap is not None:
-            raise ValueError("power-cap: given beside a System, which already sets it (give "
-                             "the object or the keyword, not both)")
+        clash = [k for k, v in knobs.items() if v is not None]
+        if isinstance(acc, System) and clash:
+            raise ValueError(f"{clash[0].replace('_', '-')}: given beside a System, which "
+                             "already sets it (give the object or the keyword, not both)")
         base = acc if isinstance(acc, System) else None
         acc = base.accelerator if base else as_accelerator(acc)   # an unknown id is an error
         try:
             prec = precision or acc.default_precision
             acc.peak_flop_per_s(prec)                   # raises for a missing precision
             if base is None:
-                base = system(acc, devices[0], power_cap)   # raises for a cap it cannot take
+                base = system(acc, devices[0], **knobs)     # raises for a cap it cannot take
             check_fp8_activations(spec.stack, prec)     # the FP8 recipe needs fp8
         except ValueError as exc:
             errors.append(exc)
@@ -388,10 +400,11 @@ def _groups(accs, devices, spec: Inputs, fixed, precision, space,
 # ---- the search ----------------------------------------------------------------------------
 def search(accelerators, devices, *, workload: Workload | None = None,
            job: Job | None = None, stack: Stack | None = None,
-           parallel: ParallelConfig | None = None, site: Site | None = None, max_days=None, max_cost_usd=None, max_co2e_t=None, memory_headroom=None,
+           parallel: ParallelConfig | None = None, site: Site | None = None, max_days=None,
+           max_cost_usd=None, max_co2e_t=None, memory_headroom=None,
            objective="time", top=10, pareto=True, space=None, chunk_size=DEFAULT_CHUNK_SIZE,
            progress=None, assumptions: Assumptions = DEFAULT, keep_values: bool = False,
-           **inputs) -> SearchResult:
+           uncertainty: bool = False, seed: int = 0, **inputs) -> SearchResult:
     """Evaluate every valid layout of a workload and keep the best under constraints.
 
     Workload, job, stack, layout, precision and site keywords (and the ``workload``,
@@ -430,6 +443,11 @@ def search(accelerators, devices, *, workload: Workload | None = None,
     keep_values : bool
         Also keep the full SI outputs of the fastest fitting layout
         (:attr:`SearchResult.best_values`). [-]
+    uncertainty : bool
+        Band the top table (``<column>_p10``, ``_p50``, ``_p90`` of the objective's figure,
+        :func:`traincost.uncertainty.layout_intervals`) and rank it by the median. [-]
+    seed : int
+        Seed of those draws. [-]
 
     Returns
     -------
@@ -441,13 +459,7 @@ def search(accelerators, devices, *, workload: Workload | None = None,
         Bad input (naming the flag), or no valid layout at all.
     """
     t0 = time.perf_counter()
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective: {objective!r} is not one of {', '.join(OBJECTIVES)}")
-    _check_number("top", top, minimum=0, integer=True)
-    if top > options.MAX_COUNT:
-        raise ValueError(f"top: {top} must be at most {options.MAX_COUNT:,}")
-    _check_number("chunk-size", chunk_size, minimum=0, integer=True)
-    top, chunk_size = int(top), int(chunk_size)
+    top, chunk_size = _check_ranking(objective, top, chunk_size)
     given = options.bind("search", inputs)
     accs = _accelerator_list(accelerators)
     devices = _device_list(devices)
@@ -459,7 +471,7 @@ def search(accelerators, devices, *, workload: Workload | None = None,
     limits, headroom = _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom,
                                     assumptions)
     groups, errors, notes = _groups(accs, devices, spec, fixed, precision, space,
-                                    given["power_cap"])
+                                    {k: given[k] for k in options.SYSTEM_INPUTS})
     if not groups:
         raise errors[0]
     total = sum(g.size for g in groups)
@@ -497,8 +509,35 @@ def search(accelerators, devices, *, workload: Workload | None = None,
                          "scale-out bandwidth "
                          f"beyond its {g.system.domain_devices}-device domain, "
                          "which the catalog does not give")
-    return _result(scan, groups, objective, total, headroom, limits, notes, assumptions,
-                   time.perf_counter() - t0)
+    res = _result(scan, groups, objective, total, headroom, limits, notes, assumptions,
+                  time.perf_counter() - t0)
+    if uncertainty:
+        _band_top(res, groups, spec, assumptions, seed)
+    return res
+
+
+def _band_top(res: SearchResult, groups: list, spec: Inputs, assumptions, seed) -> None:
+    """Give the top table the 80% range of its objective's figure and rank it by the
+    median (in place)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed: {seed!r} must be a whole number of at least 0")
+    col = OBJECTIVES[res.objective]
+    systems = {(g.system.accelerator.id, g.system.devices, g.precision): g.system
+               for g in groups}
+    bands = []
+    for _, row in res.top.iterrows():
+        sys_ = systems[(row["accelerator"], int(row["devices"]), row["precision"])]
+        par = ParallelConfig(**{k: (str(row[k]) if k == "recompute" else int(row[k]))
+                                for k in _KNOBS})
+        bands.append(layout_intervals(sys_, spec, row["precision"], par, assumptions,
+                                      draws=BAND_DRAWS, seed=seed)[col])
+    top = res.top.copy()
+    for i, q in enumerate(("p10", "p50", "p90")):
+        top[f"{col}_{q}"] = [b[i] for b in bands] if bands else pd.Series(dtype=float)
+    res.top = top.sort_values([f"{col}_p50", col], kind="stable").reset_index(drop=True)
+    res.notes.append(f"top: ranked by the median {col} of {BAND_DRAWS:,} draws per layout "
+                     f"(the model's held-out error and the input ranges; {col}_p10, _p50, "
+                     "_p90 columns)")
 
 
 options.declare(search)

@@ -29,7 +29,9 @@ Input columns (one row per configuration):
 ``region``                grid region id (default: world average), or ``grid_gco2e_per_kwh``
 ``pue``                   default: the cloud provider's, else the industry average
 ``price_usd_per_h``       default: the catalog's price; ``price_model`` rental / ownership
-``power_cap_w``           per-device power limit [W] (default: none, the device's TDP)
+``power_cap_w``           per-device power limit [W] (default: none, the device's TDP);
+                          ``scaleup_domain_devices``, ``scaleup_gbps``, ``scaleout_gbps``:
+                          network tiers other than the accelerator's [devices, Gb/s]
 ========================  ==================================================================
 
 Rows are grouped by their accelerator, power cap, workload, job, stack and site: each
@@ -220,11 +222,11 @@ def _entities(df: pd.DataFrame, assumptions: Assumptions):
                     price_usd_per_h=math.nan if price is None else float(price),
                     price_model=row.get("price_model") or "rental", assumptions=assumptions)
             site = site_cache[skey]
-            cap = row.get("power_cap_w")
-            options.check("power_cap", cap)
+            knobs = {n: options.check(n, row.get(options.option(n).column))
+                     for n in options.SYSTEM_INPUTS}
             # one device stands for the rows' counts, which replace it below
-            cols = columns(system(acc, 1, cap), Inputs(wl, job, stack, site), precision, {},
-                           assumptions)
+            cols = columns(system(acc, 1, **knobs), Inputs(wl, job, stack, site), precision,
+                           {}, assumptions)
         except ValueError as exc:
             raise ValueError(f"{exc} (row {label})") from None
         del cols["devices"]

@@ -17,6 +17,8 @@ GB = 1e9
 
 TERA = 1e12
 GIGA = 1e9
+#: bits per byte: network bandwidths are quoted in Gb/s, the model runs in B/s
+BITS_PER_BYTE = 8
 
 GRAMS_PER_KG = 1e3
 GRAMS_PER_TONNE = 1e6

@@ -11,6 +11,10 @@ from matplotlib.ticker import FuncFormatter
 from .base import OKABE_ITO, _short_number
 
 
+#: the band columns a candidate's whiskers read (time across, cost up)
+_BANDS = ("train_time_days_p10", "train_time_days_p90", "cost_usd_p10", "cost_usd_p90")
+
+
 def cost_vs_time(df: pd.DataFrame, deadline_days: float, *, winner=None,
                  title: str | None = None, ax=None) -> Figure:
     """Cost against training time of every (accelerator, device count) candidate.
@@ -19,7 +23,10 @@ def cost_vs_time(df: pd.DataFrame, deadline_days: float, *, winner=None,
     ----------
     df : pandas.DataFrame
         One row per candidate with ``accelerator``, ``devices``, ``train_time_days``
-        and ``cost_usd`` (rows without both are not drawn).
+        and ``cost_usd`` (rows without both are not drawn); where it has
+        ``train_time_days_p10``/``_p90`` and ``cost_usd_p10``/``_p90``
+        (``compare(..., uncertainty=True)``), each point carries their 80% ranges as
+        whiskers.
     deadline_days : float
         Drawn as a dashed vertical line; the right of it is shaded. [days]
     winner : index label, optional
@@ -47,6 +54,11 @@ def cost_vs_time(df: pd.DataFrame, deadline_days: float, *, winner=None,
         ys = sub["cost_usd"].astype(float).to_numpy()
         ax.plot(xs, ys, color=OKABE_ITO[i % len(OKABE_ITO)], linewidth=0.8, alpha=0.6)
         for (_, r), x_, y_ in zip(sub.iterrows(), xs, ys):
+            if all(c in r.index and pd.notna(r[c]) for c in _BANDS):
+                ax.errorbar([x_], [y_], xerr=[[x_ - r[_BANDS[0]]], [r[_BANDS[1]] - x_]],
+                            yerr=[[y_ - r[_BANDS[2]]], [r[_BANDS[3]] - y_]], fmt="none",
+                            ecolor=OKABE_ITO[i % len(OKABE_ITO)], elinewidth=0.8, alpha=0.6,
+                            gid=f"band:{acc}@{int(r['devices'])}")
             ax.plot([x_], [y_], marker=markers[i % len(markers)], linestyle="none",
                     color=OKABE_ITO[i % len(OKABE_ITO)], markeredgecolor="black",
                     markersize=6, gid=f"{acc}@{int(r['devices'])}",
@@ -54,7 +66,9 @@ def cost_vs_time(df: pd.DataFrame, deadline_days: float, *, winner=None,
             ax.annotate(str(int(r["devices"])), (x_, y_), textcoords="offset points",
                         xytext=(4, 4), fontsize=7, color="#444444")
     ax.axvline(deadline_days, color="black", linestyle="--", linewidth=1.2, gid="deadline")
-    xmax = max([deadline_days * 1.5] + list(drawn["train_time_days"].astype(float)))
+    xmax = max([deadline_days * 1.5] + list(drawn["train_time_days"].astype(float))
+               + list(pd.to_numeric(drawn.get(_BANDS[1], pd.Series(dtype=float)),
+                                    errors="coerce").dropna()))
     ax.axvspan(deadline_days, xmax * 1.05, color="#DDDDDD", alpha=0.5, linewidth=0)
     ax.text(deadline_days, 1.0, f" deadline {deadline_days:.3g} days",
             transform=ax.get_xaxis_transform(), va="top", fontsize=8)
@@ -68,7 +82,9 @@ def cost_vs_time(df: pd.DataFrame, deadline_days: float, *, winner=None,
     ax.set_xlabel("Training time [days]")
     ax.set_ylabel("Cost [USD]")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _short_number(v, "USD")))
-    ax.set_title(title or "Cheapest point left of the dashed line wins (numbers: devices)",
+    banded = all(c in drawn.columns for c in _BANDS)
+    ax.set_title(title or "Cheapest point left of the dashed line wins (numbers: devices"
+                 + ("; whiskers: 80% ranges)" if banded else ")"),
                  fontsize=11, fontweight="bold", loc="left")
     ax.grid(color="#DDDDDD", linewidth=0.6)
     if ax.get_legend_handles_labels()[0]:

@@ -156,8 +156,14 @@ def winner_html(table: pd.DataFrame, winner, deadline_days: float) -> str:
              ("Cost", f"${sig(w['cost_usd'])}"), ("Time", f"{sig(w['train_time_days'])} days"),
              ("Layout", f"tp {w['tp']} × pp {w['pp']} × dp {w['dp']}")]
     n_ok = int((table["status"] == "meets deadline").sum())
+    risk = ""
+    late = w.get("train_time_days_p90")
+    if late is not None and pd.notna(late) and late > deadline_days:
+        risk = (f" Its 80% range of time reaches {sig(late)} days: at the model's measured "
+                "error and the input ranges, it may miss the deadline (more than one run in "
+                "ten would).")
     return cards(cells) + (f"<p style='font-size:90%;color:#333'>{n_ok} of {len(table)} "
-                            f"candidates finish within {sig(deadline_days)} days.</p>")
+                            f"candidates finish within {sig(deadline_days)} days.{risk}</p>")
 
 
 def candidates_html(table: pd.DataFrame, limit: int = 10) -> str:
