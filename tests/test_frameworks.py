@@ -136,8 +136,12 @@ def test_new_runs_carry_their_pre_fit_error():
     assert len(predicted) >= 50
     assert predicted["prefit_basis"].str.contains("before the row joined the fit").all()
     assert new["status"].eq("measured").all()
-    # the rows that were in the calibration before (SC21, NeMo, ...) joined without one
-    assert RUNS.loc[~RUNS.index.str.startswith(NEW), "prefit_error_pct"].isna().all()
+    # the rows that were in the calibration before (SC21, NeMo, ...) joined without one;
+    # the one that joined later (issue 24's MLPerf power run) carries its own
+    later = ["mlperf40-smc-gpt3-512"]
+    old = RUNS.loc[~RUNS.index.str.startswith(NEW) & ~RUNS.index.isin(later)]
+    assert old["prefit_error_pct"].isna().all()
+    assert RUNS.loc[later, "prefit_basis"].str.contains("before the row joined the fit").all()
 
 
 def test_maxtext_tokens_follow_from_its_own_flop_count():
@@ -156,9 +160,14 @@ def test_maxtext_tokens_follow_from_its_own_flop_count():
 
 def test_framework_column_is_blank_or_a_known_id_in_candidates():
     left = pd.read_csv(resources.files("traincost.data").joinpath("candidate_runs.csv"))
-    assert set(left["id"]) == {"ds-azure-2t-1024-s1024", "ds-zero3-offload-1t-512-v100",
-                               "olmocore-1b-h100", "olmocore-7b-h100"}
-    assert set(left["framework"]) <= set(catalog.frameworks().index)
+    issue21 = {"ds-azure-2t-1024-s1024", "ds-zero3-offload-1t-512-v100", "olmocore-1b-h100",
+               "olmocore-7b-h100"}
+    assert issue21 <= set(left["id"])
+    # issue 24's measured-power runs the model cannot describe yet, each saying why
+    power = left[~left["id"].isin(issue21)]
+    assert len(power) == 10 and power["power_basis"].eq("measured").all()
+    assert power["notes"].str.startswith("Not representable yet").all()
+    assert set(left["framework"].dropna()) <= set(catalog.frameworks().index)   # or blank
 
 
 def test_measured_peak_memory_is_compared_not_fitted():
