@@ -25,6 +25,7 @@ WRONG = {
     "cheapest-green-option": lambda s: "a100-sxm4-80gb",
     "power-cap": lambda s: 1.5 * s,
     "implied-mfu": lambda s: 2.5 * s,
+    "pue-range": lambda s: 1.2 * s,
 }
 #: a word of each exercise's concept that its hint must name
 CONCEPT_WORD = {
@@ -33,6 +34,7 @@ CONCEPT_WORD = {
     "cheapest-green-option": "budget",
     "power-cap": "cap/TDP",
     "implied-mfu": "6·N·D",
+    "pue-range": "90th percentile",
 }
 
 
@@ -74,7 +76,7 @@ def test_feedback_renders_as_text_and_html(exercise):
 
 
 @pytest.mark.parametrize("name", ["flops-of-a-model", "will-it-fit", "pipeline-bubble",
-                                  "pue-and-region", "power-cap", "implied-mfu"])
+                                  "pue-and-region", "power-cap", "implied-mfu", "pue-range"])
 def test_wrong_numeric_answer_does_not_give_the_answer_away(name):
     check, solution = exercises.EXERCISES[name]
     expected = solution()
@@ -83,7 +85,7 @@ def test_wrong_numeric_answer_does_not_give_the_answer_away(name):
 
 
 @pytest.mark.parametrize("name", ["flops-of-a-model", "will-it-fit", "pipeline-bubble",
-                                  "pue-and-region", "power-cap", "implied-mfu"])
+                                  "pue-and-region", "power-cap", "implied-mfu", "pue-range"])
 @pytest.mark.parametrize("bad", ["lots", [1, 2], float("inf"), True])
 def test_non_numbers_are_explained(name, bad):
     check, _ = exercises.EXERCISES[name]
@@ -306,3 +308,15 @@ def test_the_index_counts_the_exercises_there_are():
                    json.loads((root / "00-index.ipynb").read_text())["cells"])
     said = re.search(r"\b(\w+) classroom exercises\b", text).group(1)
     assert words[said] == len(list((root / "exercises").glob("[0-9][0-9]-*.ipynb")))
+
+
+# --- 9. Where a range comes from: p10 to p90 of a triangular PUE ------------------------------
+def test_pue_range_by_hand_and_its_usual_mistakes():
+    # data/input_ranges.csv pue-unknown-site: PUE 1.2 to 2.0, mode 1.56 (Uptime 2024), as
+    # factors 0.357, 1, 1.786 on PUE - 1 = 0.56. Triangle: p10 = a + sqrt(0.1 (b-a)(c-a))
+    # = 1.2 + sqrt(0.0288) = 1.3697; p90 = b - sqrt(0.1 (b-a)(b-c)) = 2 - sqrt(0.0352)
+    # = 1.8124; p90 / p10 = 1.3232
+    assert exercises.solution_pue_range() == pytest.approx(1.3232, rel=5e-4)
+    assert exercises.check_pue_range(1.3232).correct
+    assert "whole span" in exercises.check_pue_range(2.0 / 1.2).hint
+    assert "PUE − 1" in exercises.check_pue_range(0.8124 / 0.3697).hint

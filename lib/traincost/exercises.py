@@ -667,6 +667,58 @@ def check_implied_mfu(answer, case: str = "llama3.1-8b") -> Feedback:
                         concept=IMPLIED_MFU_CONCEPT, mistakes=mistakes)
 
 
+# --------------------------------------------------------------------------------------
+# 9. Where a range comes from: an 80% range is p10 to p90, not min to max
+# --------------------------------------------------------------------------------------
+PUE_RANGE_CONCEPT = ("An 80% range runs from the 10th to the 90th percentile, not from the "
+                     "minimum to the maximum. A triangular distribution on [a, b] with mode c "
+                     "has F(x) = (x − a)²/((b − a)(c − a)) below c and "
+                     "1 − (b − x)²/((b − a)(b − c)) above; facility energy = IT energy × PUE, "
+                     "so with only the PUE uncertain its p90/p10 is the PUE's.")
+
+
+def _unknown_site_pue():
+    """(a, c, b) of the PUE of an unknown site: data/input_ranges.csv's factors on PUE - 1
+    around the survey mean PUE the catalog uses for it, and that row."""
+    row = catalog.input_ranges().set_index("id").loc["pue-unknown-site"]
+    mean, _ = catalog.pue(DEFAULT.default_pue_operator)
+    return tuple(1 + (mean - 1) * float(row[k]) for k in ("low", "mode", "high")), row
+
+
+def solution_pue_range() -> float:
+    """p90/p10 of the facility energy when the unknown site's PUE is its only uncertain
+    input: the PUE's own p90/p10 (its triangular range, traincost.uncertainty's quantile
+    function of the data row). [-]"""
+    from .uncertainty import range_ppf
+
+    row = _unknown_site_pue()[1]
+    mean, _ = catalog.pue(DEFAULT.default_pue_operator)
+    p10, p90 = (1 + (mean - 1) * float(f) for f in range_ppf(row)([0.1, 0.9]))
+    return p90 / p10
+
+
+def check_pue_range(answer) -> Feedback:
+    """Check p90/p10 of the facility energy with the PUE the only uncertain input (±1 %). [-]
+
+    Parameters
+    ----------
+    answer : float
+        The ratio of the 90th to the 10th percentile of the facility energy. [-]
+    """
+    expected = solution_pue_range()
+    (a, c, b), _ = _unknown_site_pue()
+    excess_p10, excess_p90 = (x - 1 for x in (a + math.sqrt(0.1 * (b - a) * (c - a)),
+                                              b - math.sqrt(0.1 * (b - a) * (b - c))))
+    mistakes = [
+        (b / a, "That is the whole span, maximum over minimum."),
+        (excess_p90 / excess_p10, "That is the range of PUE − 1, the overhead alone: the "
+                                  "facility energy scales with the PUE itself."),
+        (expected - 1, "That is the ratio minus one: give p90 ÷ p10 itself."),
+    ]
+    return _check_value("pue-range", answer, expected, rel_tol=0.01, unit="(p90 ÷ p10)",
+                        concept=PUE_RANGE_CONCEPT, mistakes=mistakes)
+
+
 #: every exercise: id -> (checker, solution function)
 EXERCISES = {
     "flops-of-a-model": (check_flops_of_a_model, solution_flops_of_a_model),
@@ -677,4 +729,5 @@ EXERCISES = {
     "cheapest-green-option": (check_cheapest_green_option, solution_cheapest_green_option),
     "power-cap": (check_power_cap, solution_power_cap),
     "implied-mfu": (check_implied_mfu, solution_implied_mfu),
+    "pue-range": (check_pue_range, solution_pue_range),
 }
