@@ -677,24 +677,23 @@ PUE_RANGE_CONCEPT = ("An 80% range runs from the 10th to the 90th percentile, no
                      "so with only the PUE uncertain its p90/p10 is the PUE's.")
 
 
-def _unknown_site_pue():
-    """(a, c, b) of the PUE of an unknown site: data/input_ranges.csv's factors on PUE - 1
-    around the survey mean PUE the catalog uses for it, and that row."""
+def _unknown_site_pue() -> tuple:
+    """The unknown site's PUE range: its minimum and maximum, and its p10 and p90 excess
+    over 1 (data/input_ranges.csv's factors on PUE - 1 around the survey mean PUE the
+    catalog uses for it, through traincost.uncertainty's quantile function). [-]"""
+    from .uncertainty import range_ppf
+
     row = catalog.input_ranges().set_index("id").loc["pue-unknown-site"]
-    mean, _ = catalog.pue(DEFAULT.default_pue_operator)
-    return tuple(1 + (mean - 1) * float(row[k]) for k in ("low", "mode", "high")), row
+    excess = catalog.pue(DEFAULT.default_pue_operator)[0] - 1
+    p10, p90 = (excess * float(f) for f in range_ppf(row)([0.1, 0.9]))
+    return 1 + excess * float(row["low"]), 1 + excess * float(row["high"]), p10, p90
 
 
 def solution_pue_range() -> float:
     """p90/p10 of the facility energy when the unknown site's PUE is its only uncertain
-    input: the PUE's own p90/p10 (its triangular range, traincost.uncertainty's quantile
-    function of the data row). [-]"""
-    from .uncertainty import range_ppf
-
-    row = _unknown_site_pue()[1]
-    mean, _ = catalog.pue(DEFAULT.default_pue_operator)
-    p10, p90 = (1 + (mean - 1) * float(f) for f in range_ppf(row)([0.1, 0.9]))
-    return p90 / p10
+    input: the PUE's own p90/p10, (1 + its p90 excess) / (1 + its p10 excess). [-]"""
+    _, _, p10, p90 = _unknown_site_pue()
+    return (1 + p90) / (1 + p10)
 
 
 def check_pue_range(answer) -> Feedback:
@@ -706,11 +705,9 @@ def check_pue_range(answer) -> Feedback:
         The ratio of the 90th to the 10th percentile of the facility energy. [-]
     """
     expected = solution_pue_range()
-    (a, c, b), _ = _unknown_site_pue()
-    excess_p10, excess_p90 = (x - 1 for x in (a + math.sqrt(0.1 * (b - a) * (c - a)),
-                                              b - math.sqrt(0.1 * (b - a) * (b - c))))
+    low, high, excess_p10, excess_p90 = _unknown_site_pue()
     mistakes = [
-        (b / a, "That is the whole span, maximum over minimum."),
+        (high / low, "That is the whole span, maximum over minimum."),
         (excess_p90 / excess_p10, "That is the range of PUE − 1, the overhead alone: the "
                                   "facility energy scales with the PUE itself."),
         (expected - 1, "That is the ratio minus one: give p90 ÷ p10 itself."),
