@@ -320,3 +320,22 @@ def test_pue_range_by_hand_and_its_usual_mistakes():
     assert exercises.check_pue_range(1.3232).correct
     assert "whole span" in exercises.check_pue_range(2.0 / 1.2).hint
     assert "PUE − 1" in exercises.check_pue_range(0.8124 / 0.3697).hint
+
+
+@pytest.mark.parametrize("name", ["flops-of-a-model", "will-it-fit", "pipeline-bubble",
+                                  "pue-and-region", "power-cap", "implied-mfu", "pue-range"])
+def test_feedback_says_the_direction_but_not_the_factor(name):
+    # issue 26: "answer 1 and the feedback says how far off you are", then 1/that is
+    # accepted. An arbitrary wrong answer gets high or low (and "more than ten times" for
+    # a units-sized slip), never a ratio to invert
+    check, solution = exercises.EXERCISES[name]
+    expected = solution()
+    for factor, words in ((1.37, "too high"), (1 / 1.37, "too low"),
+                          (37.0, "more than ten times too high")):
+        fb = check(expected * factor)
+        assert not fb.correct
+        if "is off" in fb.message:                  # a recognised mistake: its own hint
+            continue
+        assert fb.message.endswith(f"{words}."), fb.message
+        assert "1.4" not in fb.message and "37" not in fb.message.replace(
+            f"{expected * factor:.3g}", "")

@@ -93,6 +93,8 @@ class Feedback:
 
 
 _NO_ANSWER = "No answer yet: replace None with your answer and run the cell again."
+#: how far off a wrong answer must be for its feedback to say "more than ten times" [-]
+ORDER_OF_MAGNITUDE = 10.0
 
 
 def _as_number(exercise: str, answer, unit: str):
@@ -135,10 +137,13 @@ def _check_value(exercise: str, answer, expected: float, *, rel_tol: float, unit
         if _near(value, mistake_value, rel_tol):
             return Feedback(exercise, False, f"Not yet: {value:.3g} {unit} is off.",
                             f"{text} {concept}", tolerance, expected)
+    # the direction, and whether it is off by more than an order of magnitude (a units
+    # slip), but not by how much: a ratio would let the next try be the answer
     ratio = value / expected
     if ratio > 0:
-        how = (f"about {ratio:.2g} times too high" if ratio > 1 + rel_tol
-               else f"about {1 / ratio:.2g} times too low")
+        high = ratio > 1
+        far = (ratio if high else 1 / ratio) > ORDER_OF_MAGNITUDE
+        how = ("more than ten times " if far else "") + ("too high" if high else "too low")
     else:
         how = "of the wrong sign"
     return Feedback(exercise, False, f"Not yet: {value:.3g} {unit} is {how}.", concept,
@@ -434,7 +439,7 @@ def check_pue_and_region(answer, it_energy_mwh: float = 200.0, pue: float = 1.1,
                          "the IT energy."),
         (expected / pue ** 2, "That divides by the PUE: it multiplies."),
         (expected * 1000, "That looks like kilograms, not tonnes."),
-        (expected / 1000, "That is 1000 times too small: check MWh against kWh."),
+        (expected / 1000, "Check MWh against kWh."),
     ]
     return _check_value("pue-and-region", answer, expected, rel_tol=0.02, unit="tCO2e",
                         concept=PUE_CONCEPT, mistakes=mistakes)
