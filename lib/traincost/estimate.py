@@ -32,7 +32,7 @@ from .inputs import (OVERLAP_KINDS, Accelerator, Job, ParallelConfig, Site, Stac
                      Workload)
 from .model import MEMORY_PARTS, OUTPUTS, STEP_PARTS, evaluate, report_units
 from .search import search
-from .uncertainty import BAND_DRAWS
+from .uncertainty import BAND_DRAWS, check_seed
 from .units import BITS_PER_BYTE, GIB, GIGA
 from .workload import CODE_TO_RECOMPUTE
 
@@ -334,15 +334,10 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
                    chosen_by_search=open_knobs, layouts_evaluated=evaluated)
     if uncertainty:
         from .uncertainty import intervals, sensitivity
-        _check_seed(seed)
+        check_seed(seed)
         est = replace(est, intervals=intervals(est, seed=int(seed)),
                       sensitivity=sensitivity(est, seed=int(seed)))
     return est
-
-
-def _check_seed(seed) -> None:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed: {seed!r} must be a whole number of at least 0")
 
 
 def _system(accelerator, devices, sys_: System | None, knobs: dict) -> System:
@@ -418,7 +413,7 @@ def compare(accelerators, devices, *, uncertainty: bool = False, seed: int = 0,
                              if k not in ("workload", "job", "stack", "parallel", "site",
                                           "assumptions")})
     if uncertainty:
-        _check_seed(seed)
+        check_seed(seed)
     rows, errors = [], []
     for acc_id in accelerators:
         n = devices[acc_id] if isinstance(devices, dict) else devices

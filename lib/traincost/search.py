@@ -45,7 +45,7 @@ from .assemble import (Inputs, as_accelerator, check_fp8_activations, columns, f
 from .inputs import (Accelerator, Job, ParallelConfig, Site, Stack, System, Workload,
                      _check_number)
 from .model import evaluate, report_units
-from .uncertainty import BAND_DRAWS, layout_intervals
+from .uncertainty import BAND_DRAWS, check_seed, layout_intervals
 from .units import GIB
 from .workload import CODE_TO_RECOMPUTE, RECOMPUTE_CODES
 
@@ -519,8 +519,7 @@ def search(accelerators, devices, *, workload: Workload | None = None,
 def _band_top(res: SearchResult, groups: list, spec: Inputs, assumptions, seed) -> None:
     """Give the top table the 80% range of its objective's figure and rank it by the
     median (in place)."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed: {seed!r} must be a whole number of at least 0")
+    check_seed(seed)
     col = OBJECTIVES[res.objective]
     systems = {(g.system.accelerator.id, g.system.devices, g.precision): g.system
                for g in groups}

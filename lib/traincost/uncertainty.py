@@ -102,6 +102,12 @@ def draw_error_factors(cls: str, draws: int, seed: int) -> np.ndarray:
     return _error_ppf(cls)(np.random.default_rng(seed).random(int(draws)))
 
 
+def check_seed(seed) -> None:
+    """ValueError (naming ``seed``) unless ``seed`` is a whole number of at least 0."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed: {seed!r} must be a whole number of at least 0")
+
+
 def _check_draws(draws) -> None:
     if isinstance(draws, bool) or int(draws) != draws or draws < 1:
         raise ValueError(f"draws: {draws!r} must be a whole number of at least 1")
@@ -204,9 +210,8 @@ def evaluate_design(est, u: np.ndarray, inputs: list) -> dict:
 
 
 def _evaluate_design(system, spec, precision, p, assumptions, u, inputs) -> dict:
-    lay = {k: np.asarray([RECOMPUTE_CODES[p.recompute] if k == "recompute" else
-                          int(getattr(p, k))])
-           for k in ("tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute")}
+    lay = {k: np.asarray([RECOMPUTE_CODES[v] if k == "recompute" else int(v)])
+           for k, v in p.knobs().items()}
     cols = columns(system, spec, precision, lay, assumptions)
     overrides = {}
     for j, inp in enumerate(inputs):
