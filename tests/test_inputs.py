@@ -27,9 +27,12 @@ def test_each_declared_input_is_a_field_of_its_container():
             "Site": _fields(Site)}
     # inputs that choose rather than hold a value: a preset, the precision (the device's
     # default when not given), a region or grid figure (Site holds the resolved number)
-    chooses = {"model", "precision", "region"}
-    # network bandwidths are given in Gb/s and held in B/s
-    converted = {"scale_up_gbps": "scaleup_bytes_per_s", "scale_out_gbps": "scaleout_bytes_per_s"}
+    # (site_regions: a region per site, held as each site's own Site in Inputs.sites)
+    chooses = {"model", "precision", "region", "site_regions"}
+    # network bandwidths are given in Gb/s and held in B/s, latencies in ms held in s
+    converted = {"scale_up_gbps": "scaleup_bytes_per_s", "scale_out_gbps": "scaleout_bytes_per_s",
+                 "site_link_gbps": "site_link_bytes_per_s",
+                 "site_link_latency_ms": "site_link_latency_s"}
     for o in options.INPUTS:
         if o.name in chooses:
             continue
@@ -88,7 +91,9 @@ def test_parallel_config_is_an_input_whose_blanks_are_searched():
     by_object = traincost.estimate(H100, 16, parallel=ParallelConfig(**fixed), **SMALL)
     by_keyword = traincost.estimate(H100, 16, **fixed, **SMALL)
     assert by_object.to_dict() == by_keyword.to_dict()
-    assert by_object.parallel == ParallelConfig(**fixed) and by_object.parallel.complete
+    # one site: the placement across sites is moot and reported as its default, dp
+    assert by_object.parallel == ParallelConfig(**fixed, cross_site="dp")
+    assert by_object.parallel.complete
     partly = traincost.estimate(H100, 16, parallel=ParallelConfig(tp=2), **SMALL)
     assert partly.parallel.tp == 2 and "pp" in partly.to_dict()["parallel"]["chosen_by_search"]
 
@@ -143,7 +148,8 @@ def test_network_what_ifs_reach_the_system_from_keywords_and_flags(capsys):
     nic = traincost.estimate(H100, 16, scale_out_gbps=100, **SMALL, **knobs)
     assert nic.system.scaleout_bw == 12.5e9
     assert nic.to_dict()["network"] == {"scale_up_domain": 8, "scale_up_gbps": 3600.0,
-                                        "scale_out_gbps": 100.0}
+                                        "scale_out_gbps": 100.0, "site_link_gbps": None,
+                                        "site_link_latency_ms": None}
     with pytest.raises(ValueError, match="scale-out-gbps: 0.0 must be above 0"):
         traincost.estimate(H100, 16, scale_out_gbps=0, **SMALL)
     with pytest.raises(ValueError, match="scale-up-domain: given beside system="):

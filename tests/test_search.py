@@ -61,8 +61,7 @@ def test_best_per_objective_equals_brute_force_over_estimate():
                             domain=8, global_batch=64, seq_len=catalog.job("gpt2-small").seq_len)
     results = []
     for i in range(len(lay["tp"])):
-        knobs = {k: int(v[i]) for k, v in lay.items()}
-        knobs["recompute"] = ("none", "selective", "full")[knobs["recompute"]]
+        knobs = {k: layout.knob_value(k, v[i]) for k, v in lay.items()}   # text knobs as text
         try:
             d = traincost.estimate(accelerator="h100-sxm5-80gb", devices=16,
                                    **{**SMALL, **knobs}).to_dict()

@@ -15,12 +15,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from . import catalog, options
+from . import catalog, comm, footprint, layout, options
 from .assumptions import DEFAULT, Assumptions
 from .inputs import (FUSED_ATTENTION_KERNELS, Accelerator, Job, ParallelConfig, Site, Stack,
                      System, Workload)
-from .units import BITS_PER_BYTE, BYTES_PER_ELEMENT, GIGA
-from .workload import RECOMPUTE_CODES
+from .units import BITS_PER_BYTE, BYTES_PER_ELEMENT, GIGA, MILLI
 
 #: the keywords of each container's builder (:data:`traincost.options.INPUTS`)
 ARCHITECTURE_INPUTS = tuple(n for n in options.names("Workload") if n != "model")
@@ -40,6 +39,20 @@ class Inputs:
     job: Job
     stack: Stack
     site: Site
+    #: each site's own Site in a run over several regions (``site_regions``), whose pooled
+    #: PUE and grid (:func:`traincost.footprint.pooled_site`) ``site`` holds; empty: every
+    #: site is ``site``
+    sites: tuple = ()
+
+    def site_list(self, n: int) -> tuple:
+        """The Site of each of ``n`` sites (ValueError naming ``site-regions`` when their
+        count is not ``n``)."""
+        if not self.sites:
+            return (self.site,) * n
+        if len(self.sites) != n:
+            raise ValueError(f"site-regions: {len(self.sites)} regions given for {n} sites "
+                             "(give one region per site, comma-separated)")
+        return self.sites
 
 
 def as_accelerator(accelerator) -> Accelerator:
@@ -48,28 +61,54 @@ def as_accelerator(accelerator) -> Accelerator:
 
 
 def system(accelerator, devices: int, power_cap=None, scale_up_domain=None,
-           scale_up_gbps=None, scale_out_gbps=None) -> System:
+           scale_up_gbps=None, scale_out_gbps=None, sites=None, site_link_gbps=None,
+           site_link_latency_ms=None) -> System:
     """The :class:`~traincost.System` of ``devices`` x ``accelerator`` (id or object) with
-    an optional power limit [W] (None: the devices' TDP) and network tiers other than the
+    an optional power limit [W] (None: the devices' TDP), network tiers other than the
     catalog's: devices per scale-up domain, scale-up and scale-out bandwidth per device and
-    direction [Gb/s] (None: the accelerator's). ValueError names ``power-cap`` for a limit
-    the device cannot take.
+    direction [Gb/s] (None: the accelerator's), and the sites the devices are split over
+    with the link between two of them [Gb/s each direction, ms one way] (None: one site,
+    the assumptions' link). ValueError names ``power-cap`` for a limit the device cannot
+    take, and the flag of a bandwidth that is not above zero.
 
     >>> system("h100-sxm5-80gb", 16, scale_out_gbps=400).scaleout_bw      # 400e9 / 8 B/s
     50000000000.0
+    >>> system("h100-sxm5-80gb", 16, sites=2, site_link_latency_ms=10).site_link_latency_s
+    0.01
     """
-    for name, val in (("scale-up-gbps", scale_up_gbps), ("scale-out-gbps", scale_out_gbps)):
+    for name, val in (("scale-up-gbps", scale_up_gbps), ("scale-out-gbps", scale_out_gbps),
+                      ("site-link-gbps", site_link_gbps)):
         if val is not None and not val > 0:
-            raise ValueError(f"{name}: {val!r} must be above 0 (Gb/s per device, each "
-                             "direction)")
+            raise ValueError(f"{name}: {val!r} must be above 0 (Gb/s, each direction)")
     nan = math.nan
     return System(as_accelerator(accelerator), devices,
                   power_cap_w=nan if power_cap is None else float(power_cap),
                   scaleup_domain_devices=scale_up_domain or 0,
-                  scaleup_bytes_per_s=(nan if scale_up_gbps is None
-                                       else float(scale_up_gbps) * GIGA / BITS_PER_BYTE),
-                  scaleout_bytes_per_s=(nan if scale_out_gbps is None
-                                        else float(scale_out_gbps) * GIGA / BITS_PER_BYTE))
+                  scaleup_bytes_per_s=_gbps(scale_up_gbps), scaleout_bytes_per_s=_gbps(scale_out_gbps),
+                  sites=sites or 1, site_link_bytes_per_s=_gbps(site_link_gbps),
+                  site_link_latency_s=(nan if site_link_latency_ms is None
+                                       else float(site_link_latency_ms) * MILLI))
+
+
+def _gbps(value) -> float:
+    """A bandwidth given in Gb/s, in B/s (None: NaN, not given)."""
+    return math.nan if value is None else float(value) * GIGA / BITS_PER_BYTE
+
+
+def site_link(sys_: System, assumptions: Assumptions = DEFAULT) -> tuple[float, float]:
+    """The site-pair link a system's sites are joined by: (bandwidth each direction [B/s],
+    one-way latency [s]). Where the system leaves them open, buildings of one campus: a
+    site's devices x their scale-out bandwidth / ``assumptions.site_link_oversubscription``
+    and ``assumptions.site_link_latency_s``.
+
+    >>> site_link(system("h100-sxm5-80gb", 64, sites=2))[0] / 1e9      # 32 x 50 GB/s / 2.8
+    571.4285714285714
+    """
+    bw, lat = sys_.site_link_bytes_per_s, sys_.site_link_latency_s
+    if math.isnan(bw):
+        bw = comm.campus_link_bytes_per_s(sys_.devices, sys_.sites, sys_.scaleout_bw,
+                                          assumptions.site_link_oversubscription)
+    return bw, assumptions.site_link_latency_s if math.isnan(lat) else lat
 
 
 def check_fp8_activations(stack: Stack, precision: str) -> None:
@@ -85,7 +124,8 @@ def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
     """Input columns for :func:`traincost.model.evaluate` (scalars broadcast with layouts).
 
     ``assumptions`` supplies the matmul ceiling of a device without a measured one
-    (``default_mamf_fraction``)."""
+    (``default_mamf_fraction``). Layout columns without ``cross_site`` place the data-parallel
+    replicas across the sites (moot on one site)."""
     acc, wl, job, stack, site = (sys_.accelerator, inputs.workload, inputs.job, inputs.stack,
                                  inputs.site)
     peak = acc.peak_flop_per_s(precision)
@@ -107,6 +147,10 @@ def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
         "scaleup_domain_devices": sys_.domain_devices,
         "scaleup_bytes_per_s": sys_.scaleup_bw,
         "scaleout_bytes_per_s": sys_.scaleout_bw,
+        "sites": sys_.sites,
+        # NaN: buildings of one campus at each row's device count (model._site_link)
+        "site_link_bytes_per_s": sys_.site_link_bytes_per_s,
+        "site_link_latency_s": site_link(sys_, assumptions)[1],
         "price_usd_per_h": price, "capex_usd": acc.capex_usd,
         "embodied_kgco2e": acc.embodied_kgco2e,
         "bytes_per_element": BYTES_PER_ELEMENT[precision],
@@ -130,7 +174,9 @@ def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
         "balanced_pipeline": stack.balanced_pipeline,
         "fp8_activations": stack.fp8_activations,
         "optimizer_bf16": stack.optimizer_state == "bf16",
+        "sync_every": stack.sync_every,
         "devices": sys_.devices,
+        "cross_site": comm.CROSS_SITE_CODES["dp"],
         **layout_cols,
         "pue": site.pue, "grid_gco2e_per_kwh": site.grid_gco2e_per_kwh,
         "is_rental": site.price_model == "rental",
@@ -202,6 +248,34 @@ def framework_knobs(fixed: dict, stack: Stack) -> dict:
     return fixed
 
 
+def site_knobs(fixed: dict, sites: int, spec: Inputs) -> dict:
+    """The layout knobs ``fixed`` checked against a run's sites: one region per site
+    (``site_list``), and relaxed synchrony (``sync_every`` > 1) only where the
+    data-parallel replicas cross several sites, which it then fixes (ValueError naming
+    ``sync-every`` otherwise).
+
+    >>> site_knobs({"cross_site": None}, 2, Inputs(None, None, Stack(sync_every=50), None))
+    {'cross_site': 0}
+    """
+    spec.site_list(sites)
+    h = spec.stack.sync_every
+    dp_code = layout.knob_code("cross_site", "dp")
+    if sites == 1:                                   # nothing crosses: the placement is moot
+        if fixed.get("cross_site") not in (None, dp_code):
+            raise ValueError("cross-site: pp places the pipeline's stages across sites, and "
+                             "this run has one (give --sites N)")
+        fixed = {**fixed, "cross_site": dp_code}
+    if h == 1:
+        return fixed
+    if sites == 1:
+        raise ValueError(f"sync-every: {h} relaxes the exchange between sites, and this run "
+                         "has one (give --sites N)")
+    if fixed.get("cross_site") not in (None, dp_code):
+        raise ValueError(f"sync-every: {h} relaxes the exchange of data-parallel replicas "
+                         "across sites, which needs --cross-site dp (or auto), not pp")
+    return {**fixed, "cross_site": dp_code}
+
+
 def _refuse_both(obj_name: str, obj, names, given: dict) -> None:
     """ValueError when an input object and keywords of its own container are both given:
     one would silently override the other."""
@@ -237,28 +311,60 @@ def job_inputs(workload=None, job=None, stack=None, site=None, *,
         job = build_job(given["model"], **{k: given[k] for k in JOB_KEYWORDS})
     if stack is None:
         stack = build_stack(**{k: given[k] for k in STACK_INPUTS})
+    sites = ()
     if site is None:
-        price = given["price_per_hour"]
-        if price is not None and given["price_model"] == "ownership":
-            raise ValueError(f"price-per-hour: {price:g} USD/h is a rental price, and "
-                             "price-model ownership costs the run by the devices' purchase "
-                             "price and electricity instead (give one or the other)")
-        site = catalog.site(given["region"], grid_intensity_g=given["grid_intensity"],
-                            pue_value=given["pue"],
-                            price_usd_per_h=math.nan if price is None else price,
-                            price_model=given["price_model"], assumptions=assumptions)
-    return Inputs(workload, job, stack, site)
+        site, sites = _sites(given, assumptions)
+    return Inputs(workload, job, stack, site, sites)
+
+
+def _sites(given: dict, assumptions: Assumptions) -> tuple:
+    """The Site of the site keywords and, for ``site_regions``, each site's own (the
+    first then pools them, :func:`traincost.footprint.pooled_site`)."""
+    price = given["price_per_hour"]
+    if price is not None and given["price_model"] == "ownership":
+        raise ValueError(f"price-per-hour: {price:g} USD/h is a rental price, and "
+                         "price-model ownership costs the run by the devices' purchase "
+                         "price and electricity instead (give one or the other)")
+    kw = dict(pue_value=given["pue"], price_usd_per_h=math.nan if price is None else price,
+              price_model=given["price_model"], assumptions=assumptions)
+    if given["site_regions"] is None:
+        return catalog.site(given["region"], grid_intensity_g=given["grid_intensity"],
+                            **kw), ()
+    for name in ("region", "grid_intensity"):
+        if given[name] is not None:
+            raise ValueError(f"{name.replace('_', '-')}: give either it or --site-regions "
+                             "(each site's grid region), not both")
+    regions = [r.strip() for r in given["site_regions"].split(",")]
+    if not all(regions):
+        raise ValueError(f"site-regions: {given['site_regions']!r} has an empty region "
+                         "(comma-separated region ids, one per site)")
+    try:
+        sites = tuple(catalog.site(r, **kw) for r in regions)
+    except ValueError as exc:                        # name the flag the region came from
+        raise ValueError(f"site-regions: {str(exc).removeprefix('region: ')}") from None
+    pue, grid = footprint.pooled_site([x.pue for x in sites],
+                                      [x.grid_gco2e_per_kwh for x in sites])
+    # the pooled PUE is as uncertain as the least-known site's figure, the highest one (an
+    # industry survey's default rather than an operator's fleet figure)
+    pooled = replace(sites[0], pue=pue, grid_gco2e_per_kwh=grid,
+                     region="+".join(x.region for x in sites),
+                     pue_source="; ".join(dict.fromkeys(x.pue_source for x in sites)),
+                     grid_source="; ".join(x.grid_source for x in sites),
+                     pue_scope=max(sites, key=lambda x: x.pue).pue_scope)
+    return pooled, sites
 
 
 def fixed_knobs(tp=None, pp=None, cp=None, ep=None, vpp=None, zero=None, micro_batch=None,
-                recompute=None, parallel: ParallelConfig | None = None) -> dict:
+                recompute=None, cross_site=None,
+                parallel: ParallelConfig | None = None) -> dict:
     """The layout knobs the user set, checked against their declarations
-    (:func:`traincost.options.check`; None = open to search; recompute as its code).
+    (:func:`traincost.options.check`; None = open to search, as is ``cross_site="auto"``;
+    recompute and cross_site as their codes, :func:`traincost.layout.knob_code`).
 
     ``parallel`` (a :class:`~traincost.ParallelConfig`) stands for the keywords; giving a
     knob both ways is refused."""
     given = dict(tp=tp, pp=pp, cp=cp, ep=ep, vpp=vpp, zero=zero, micro_batch=micro_batch,
-                 recompute=recompute)
+                 recompute=recompute, cross_site=None if cross_site == "auto" else cross_site)
     if parallel is not None:
         if not isinstance(parallel, ParallelConfig):
             raise ValueError(f"parallel: {parallel!r} is not a ParallelConfig")
@@ -269,6 +375,4 @@ def fixed_knobs(tp=None, pp=None, cp=None, ep=None, vpp=None, zero=None, micro_b
                                      "already sets it (give one or the other)")
                 given[k] = v
     fixed = {k: options.check(k, v) for k, v in given.items()}
-    if fixed["recompute"] is not None:
-        fixed["recompute"] = RECOMPUTE_CODES[fixed["recompute"]]
-    return fixed
+    return {k: (None if v is None else layout.knob_code(k, v)) for k, v in fixed.items()}

@@ -171,6 +171,28 @@ class Assumptions:
     scaleout_latency_s: float = _a(
         1.5e-5, "s", "NCCL latency per ring step across InfiniBand (nccl-tests small-message "
         "times)", "estimate", "Latency per ring step across the scale-out network.")
+    site_link_oversubscription: float = _a(
+        2.8, "ratio", "Si et al. (Meta) 2025, 'Collective Communication for 100k+ GPUs' "
+        "(NCCLX, arXiv:2510.20171) Sec. 2, as quoted in stored research notes: Llama 4's "
+        "buildings are meshed at 'the same over-subscription ratio as cross-AI-Zone traffic "
+        "(1:2.8)'; Llama 3 (arXiv:2407.21783 Sec. 3.3.1) ran 1:7 between pods of one "
+        "building", "reported",
+        "Where no link is given (--site-link-gbps), the sites are buildings of one campus "
+        "joined as Meta joins its buildings: a site's devices x their scale-out bandwidth / "
+        "this ratio, each direction.")
+    site_link_latency_s: float = _a(
+        1.5e-4, "s", "NCCLX (arXiv:2510.20171) Fig. 1 tiers as quoted in stored research "
+        "notes: 5 us in a rack, 35 us in an AI zone, 75-150 us across zones and buildings; "
+        "light in fibre adds 4.9-5.0 us per km (MapYourTech, 'The 5-microsecond rule'; "
+        "NVIDIA's long-haul NeMo blog: 'often 20 milliseconds or more' between regions)",
+        "reported",
+        "One-way latency between two sites where none is given (--site-link-latency-ms): "
+        "the cross-building end of Meta's tiers.")
+    site_link_comm_efficiency: float = _a(
+        0.80, "fraction", "no collective benchmark over a data-centre interconnect was found; "
+        "the scale-out fabric's achieved fraction (scaleout_comm_efficiency) is used",
+        "estimate", "Achieved fraction of a site-pair link's bandwidth in the cross-site "
+        "exchange.")
     tp_overlap_fraction: float = _a(
         0.0, "fraction", "Narayanan et al. SC21 Sec. 3.3: tensor-parallel all-reduces sit on "
         "the critical path", "estimate",

@@ -183,6 +183,21 @@ def _fitted_says(est) -> str:
 
 
 #: the caveats, in the order an estimate lists them
+def _sites_says(est) -> str:
+    return (f"{est.system.sites} sites: the exchange across them is priced from the link's "
+            "bandwidth and latency alone (a hierarchical ring, the link shared by a site's "
+            "devices); no published multi-site run checks it yet, and congestion from other "
+            "traffic on the link is not modelled.")
+
+
+def _relaxed_says(est) -> str:
+    return (f"sync-every {est.stack.sync_every}: relaxed synchrony changes how many tokens "
+            "reach a given quality (DiLoCo, arXiv:2311.08105), which is not modelled: the "
+            "tokens are trained as given. The outer optimizer's state (a copy of the weights "
+            "and its momentum) is taken to live in host memory, as INTELLECT-1 keeps it "
+            "(arXiv:2412.01152).")
+
+
 RULES = (
     Rule("framework-borrowed", lambda est: _framework_status(est) == "borrowed",
          _borrowed_says, "traincost.calibrate.own_frameworks (issue 21's evidence rule)"),
@@ -226,6 +241,12 @@ RULES = (
          _record_says, "traincost.catalog.published_mfu_record (data/published_runs.csv)"),
     Rule("moe-even-routing", lambda est: bool(est.workload.experts) and est.parallel.ep > 1,
          _moe_says, "DeepSeek-V3 technical report, arXiv:2412.19437, Table 1"),
+    Rule("sites-unvalidated", lambda est: est.system.sites > 1, _sites_says,
+         "traincost.comm.cross_site_all_reduce_time; issue 23 (validation runs)"),
+    Rule("relaxed-synchrony",
+         lambda est: est.stack.sync_every > 1 and est.system.sites > 1
+         and est.parallel.cross_site == "dp", _relaxed_says,
+         "Douillard et al. 2023, DiLoCo; Jaghouar et al. 2024, INTELLECT-1"),
 )
 
 

@@ -154,7 +154,8 @@ def _print_estimate(d: dict) -> None:
         f"{d['workload']} on {d['devices']} x {d['accelerator']} ({d['precision']})",
         f"  layout      tp={p['tp']} pp={p['pp']} dp={p['dp']} cp={p['cp']} ep={p['ep']} "
         f"vpp={p['vpp']} zero={p['zero']} micro-batch={p['micro_batch']} "
-        f"recompute={p['recompute']}{chosen}",
+        f"recompute={p['recompute']}"
+        f"{' cross-site=' + p['cross_site'] if p['cross_site'] else ''}{chosen}",
         f"  stack       {attention_label(d['stack'])} attention"
         f"{', parallel block' if d['stack']['parallel_block'] else ''}, overlapped "
         f"communication: {','.join(d['stack']['overlap']) or 'none'}"
@@ -175,6 +176,7 @@ def _print_estimate(d: dict) -> None:
         f"  carbon      {_fmt(d['co2e_t'])} tCO2e operational ({d['grid_gco2e_per_kwh']:.0f} "
         f"g/kWh, {d['region']}), {_fmt(d['embodied_co2e_t'])} t embodied",
         f"  cost        {_fmt(d['cost_usd'], digits=4)} USD ({d['price_model']})",
+        *_site_lines(d),
         "  step time   " + ", ".join(f"{k} {v:.3g} s" for k, v in
                                      d["breakdown"]["step_time_s"].items() if v),
         "  memory      " + ", ".join(f"{k} {v:.3g} GiB" for k, v in
@@ -185,6 +187,20 @@ def _print_estimate(d: dict) -> None:
         *[f"  caveat      {c}" for c in d.get("caveats", [])],
     ]
     print("\n".join(lines))
+
+
+def _site_lines(d: dict) -> list:
+    """A run over several sites: the link and placement, then one line per site."""
+    if len(d["sites"]) == 1:
+        return []
+    net, p, h = d["network"], d["parallel"], d["stack"]["sync_every"]
+    sync = f", exchanging every {h} steps (relaxed)" if h > 1 else ", every step"
+    head = (f"  sites       {len(d['sites'])} sites joined by {_fmt(net['site_link_gbps'])} Gb/s "
+            f"each way, {net['site_link_latency_ms']:.3g} ms; {p['cross_site']} crosses them"
+            f"{sync if p['cross_site'] == 'dp' else ''}")
+    return [head] + [f"              {x['region']}: {x['devices']} devices, PUE {x['pue']:.2f}, "
+                     f"{_fmt(x['facility_energy_mwh'])} MWh, {_fmt(x['co2e_t'])} tCO2e, "
+                     f"{_fmt(x['cost_usd'], digits=4)} USD" for x in d["sites"]]
 
 
 #: the interval lines' labels and units, in print order

@@ -206,3 +206,62 @@ def zero3_gather_time(weight_bytes, units, n, bytes_per_s, latency_s):
     6.0
     """
     return units * collective_time("all_gather", weight_bytes / units, n, bytes_per_s, latency_s)
+
+
+#: which parallel dimension crosses the sites of a run over several buildings or regions,
+#: as the model's columns code it (``cross_site``): the data-parallel replicas (each site
+#: holds whole pipelines) or the pipeline's stages (each site holds some stages of every
+#: replica). Meta's ScaleAcross study (Li et al. 2026) names the placement of parallelism
+#: over the sites as the first choice of such a run.
+CROSS_SITE_CODES = {"dp": 0, "pp": 1}
+#: the placement a code stands for
+CODE_TO_CROSS_SITE = {v: k for k, v in CROSS_SITE_CODES.items()}
+
+
+def cross_site_all_reduce_time(total_bytes, sites, bytes_per_s, latency_s):
+    """The exchange across sites of a hierarchical all-reduce (or its all-gather half). [s]
+
+    Inside each site the replicas first reduce-scatter, so every device holds a 1/n_l
+    share of its gradients; the devices of a site then all-reduce their shares with the
+    devices holding the same share in the other sites, and all-gather inside the site
+    again (NCCL's and Megatron-Core's hierarchical scheme). Every device of a site sends at
+    once, so a site-pair link carries the ring all-reduce of everything the site holds:
+    ``total_bytes``, one whole copy of the model's gradients. With s sites in a ring,
+    :func:`collective_time` over ``sites`` ranks:
+
+        t = 2 (s-1)/s * S / B + 2 (s-1) * latency
+
+    ``bytes_per_s`` is what one site-pair link achieves, each direction; zero for one site.
+
+    >>> float(cross_site_all_reduce_time(10e9, 2, 10e9, 0.01))      # 1 s + 2 x 10 ms
+    1.02
+    >>> float(cross_site_all_reduce_time(10e9, 1, 10e9, 0.01))
+    0.0
+    """
+    return collective_time("all_reduce", total_bytes, sites, bytes_per_s, latency_s)
+
+
+def cross_site_send_time(send_bytes, bytes_per_s, latency_s):
+    """One pipeline send across a site boundary, every replica's at once. [s]
+
+    All data-parallel replicas cross the same boundary together, so the link carries
+    ``send_bytes`` = dp x cp x (one micro-batch's activations at a stage boundary):
+    ``S / B + latency`` (:func:`p2p_time`).
+
+    >>> float(cross_site_send_time(1e9, 1e9, 0.02))
+    1.02
+    """
+    return p2p_time(send_bytes, bytes_per_s, latency_s)
+
+
+def campus_link_bytes_per_s(devices, sites, scaleout_bytes_per_s, oversubscription):
+    """A site-pair link between buildings of one campus, each direction. [B/s]
+
+    A site's devices at their scale-out bandwidth, over the oversubscription of the mesh
+    joining the buildings: ``n/s * B_out / r`` (Meta joins Llama 4's buildings at 1:2.8,
+    NCCLX, arXiv:2510.20171 Sec. 2).
+
+    >>> float(campus_link_bytes_per_s(64, 2, 50e9, 2.0))
+    800000000000.0
+    """
+    return devices / sites * scaleout_bytes_per_s / oversubscription

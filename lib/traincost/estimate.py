@@ -23,9 +23,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from . import calibration, caveats, layout, options
+from . import calibration, caveats, footprint, layout, options
 from .assemble import (STACK_INPUTS, Inputs, columns, fixed_knobs, framework_knobs,
-                       job_inputs, system)
+                       job_inputs, site_knobs, site_link, system)
 from .catalog import precision_group
 from .assumptions import DEFAULT, Assumptions, describe
 from .inputs import (OVERLAP_KINDS, Accelerator, Job, ParallelConfig, Site, Stack, System,
@@ -33,8 +33,7 @@ from .inputs import (OVERLAP_KINDS, Accelerator, Job, ParallelConfig, Site, Stac
 from .model import MEMORY_PARTS, OUTPUTS, STEP_PARTS, evaluate, report_units
 from .search import search
 from .uncertainty import BAND_DRAWS, check_seed
-from .units import BITS_PER_BYTE, GIB, GIGA
-from .workload import CODE_TO_RECOMPUTE
+from .units import BITS_PER_BYTE, GIB, GIGA, GRAMS_PER_TONNE, JOULES_PER_MWH, MILLI
 
 
 
@@ -59,6 +58,9 @@ class Estimate:
     #: each drawn input's share of the intervals' variance, when asked for
     #: (:func:`traincost.uncertainty.sensitivity`); None otherwise
     sensitivity: dict | None = None
+    #: each site's own Site in a run over several regions (``site_regions``); empty: every
+    #: site is :attr:`site`
+    site_regions: tuple = ()
 
     @property
     def accelerator(self) -> Accelerator:
@@ -73,7 +75,23 @@ class Estimate:
     @property
     def inputs(self) -> Inputs:
         """The model, job, stack and site, as :func:`traincost.assemble.columns` takes them."""
-        return Inputs(self.workload, self.job, self.stack, self.site)
+        return Inputs(self.workload, self.job, self.stack, self.site, self.site_regions)
+
+    def site_parts(self) -> list:
+        """Each site's share of the run (one entry on one site): its region, devices, PUE,
+        IT and facility energy [MWh], operational emissions [tCO2e] and cost [USD]
+        (:func:`traincost.footprint.site_parts`); the shares sum to the totals."""
+        sites = self.inputs.site_list(self.system.sites)
+        v = self.values
+        parts = footprint.site_parts(v["it_energy_j"], [x.pue for x in sites],
+                                     [x.grid_gco2e_per_kwh for x in sites], v["cost_usd"],
+                                     v["electricity_usd"])
+        n = self.system.devices // self.system.sites
+        return [{"region": x.region, "devices": n, "pue": x.pue,
+                 "grid_gco2e_per_kwh": x.grid_gco2e_per_kwh,
+                 "it_energy_mwh": it / JOULES_PER_MWH, "facility_energy_mwh": fac / JOULES_PER_MWH,
+                 "co2e_t": co2 / GRAMS_PER_TONNE, "cost_usd": _finite_or_none(cost)}
+                for x, (it, fac, co2, cost) in zip(sites, parts)]
 
     # --- presentation at the edges (units converted in model.report_units only) --------
     @property
@@ -171,6 +189,7 @@ class Estimate:
             "parallel": {"tp": p.tp, "pp": p.pp, "dp": int(r["dp"]), "cp": p.cp, "ep": p.ep,
                          "vpp": p.vpp, "zero": p.zero, "micro_batch": p.micro_batch,
                          "recompute": p.recompute,
+                         "cross_site": p.cross_site if self.system.sites > 1 else None,
                          "num_microbatches": int(r["num_microbatches"]),
                          "chosen_by_search": list(self.chosen_by_search),
                          "layouts_evaluated": self.layouts_evaluated},
@@ -184,7 +203,9 @@ class Estimate:
                         "scale_up_gbps": _finite_or_none(self.system.scaleup_bw
                                                          * BITS_PER_BYTE / GIGA),
                         "scale_out_gbps": _finite_or_none(self.system.scaleout_bw
-                                                          * BITS_PER_BYTE / GIGA)},
+                                                          * BITS_PER_BYTE / GIGA),
+                        **self._site_link()},
+            "sites": self.site_parts(),
             "pue": self.site.pue,
             "grid_gco2e_per_kwh": self.site.grid_gco2e_per_kwh,
             "region": self.site.region,
@@ -205,6 +226,14 @@ class Estimate:
             **({"intervals": self.intervals} if self.intervals is not None else {}),
             **({"sensitivity": self.sensitivity} if self.sensitivity is not None else {}),
         }
+
+    def _site_link(self) -> dict:
+        """The site-pair link used (None on one site): Gb/s each direction, ms one way."""
+        if self.system.sites == 1:
+            return {"site_link_gbps": None, "site_link_latency_ms": None}
+        bw, lat = site_link(self.system, self.assumptions)
+        return {"site_link_gbps": _finite_or_none(bw * BITS_PER_BYTE / GIGA),
+                "site_link_latency_ms": lat / MILLI}
 
     def assumptions_table(self) -> pd.DataFrame:
         """The modelling assumptions behind this estimate (value, unit, source, rationale)."""
@@ -304,18 +333,18 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
         precision = acc.default_precision
     acc.peak_flop_per_s(precision)                      # raises for a missing precision
     layout_given = {k: given[k] for k in options.LAYOUT_INPUTS}
-    fixed = framework_knobs(fixed_knobs(**layout_given, parallel=parallel), spec.stack)
+    fixed = site_knobs(framework_knobs(fixed_knobs(**layout_given, parallel=parallel),
+                                       spec.stack), sys_.sites, spec)
     open_knobs = tuple(k for k, val in fixed.items() if val is None)
     if not open_knobs:
         lay = {k: np.asarray([v]) for k, v in fixed.items()}
-        layout.check({**layout.arch_columns(spec, devices),
+        layout.check({**layout.arch_columns(spec, devices, sys_.sites),
                       **{k: int(v[0]) for k, v in lay.items()}})
         with np.errstate(divide="ignore", invalid="ignore"):
             out = evaluate(columns(sys_, spec, precision, lay, assumptions), assumptions)
         _chosen_row(out, 1, devices, acc)               # raises for an unknown link
         values = _scalarise(out, 0)
-        chosen = {k: int(v[0]) for k, v in lay.items()}
-        chosen["recompute"] = CODE_TO_RECOMPUTE[chosen["recompute"]]
+        chosen = {k: layout.knob_value(k, v[0]) for k, v in lay.items()}
         evaluated = 1
     else:
         # the fastest layout that fits (headroom 0: fits_in_memory's own test), else the one
@@ -326,12 +355,13 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
                        pareto=False, assumptions=assumptions, parallel=parallel,
                        keep_values=True, **layout_given)
         row = found.best["time"] if found.best["time"] is not None else found.least_memory
-        chosen = {k: (str(row[k]) if k == "recompute" else int(row[k])) for k in fixed}
+        chosen = {k: (str(row[k]) if k in layout.KNOB_CODES else int(row[k])) for k in fixed}
         values, evaluated = found.best_values, found.layouts_evaluated
     est = Estimate(system=sys_, workload=spec.workload, job=spec.job, stack=spec.stack,
                    parallel=ParallelConfig(**chosen), site=spec.site, precision=precision,
                    values=values, assumptions=assumptions,
-                   chosen_by_search=open_knobs, layouts_evaluated=evaluated)
+                   chosen_by_search=open_knobs, layouts_evaluated=evaluated,
+                   site_regions=spec.sites)
     if uncertainty:
         from .uncertainty import intervals, sensitivity
         check_seed(seed)

@@ -25,7 +25,7 @@ from .workload import RECOMPUTE_CODES
 SEARCH_ROW_KNOBS = ("tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute")
 
 #: the step-time parts that are communication the step waits for
-EXPOSED_COMM_PARTS = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
+EXPOSED_COMM_PARTS = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "cross_site_comm")
 
 #: what each objective of :func:`traincost.search` minimises, in words
 OBJECTIVE_WORDS = {"time": "time", "cost": "dollars", "energy": "energy", "carbon": "carbon"}

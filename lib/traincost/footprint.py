@@ -84,3 +84,41 @@ def device_hours(num_devices, wall_time_s):
     """Device-hours: N x T / 3600. [h]"""
     return num_devices * wall_time_s / SECONDS_PER_HOUR
 
+
+
+def pooled_site(pue, grid_gco2e_per_kwh):
+    """The one PUE and grid intensity that give a multi-site run's totals. [-], [gCO2e/kWh]
+
+    The sites hold equal shares of the devices and run in lockstep, so each draws 1/n of
+    the IT energy: the facility energy is ``E_IT mean(PUE_i)`` and the emissions
+    ``E_IT/n sum(PUE_i g_i)``, which a single site of ``PUE = mean(PUE_i)`` and
+    ``g = sum(PUE_i g_i) / sum(PUE_i)`` gives exactly.
+
+    >>> pooled_site([1.1, 1.5], [100.0, 500.0])        # g = (110 + 750) / 2.6
+    (1.3, 330.7692307692308)
+    """
+    pue = [float(x) for x in pue]
+    grid = [float(x) for x in grid_gco2e_per_kwh]
+    return sum(pue) / len(pue), sum(p * g for p, g in zip(pue, grid)) / sum(pue)
+
+
+def site_parts(it_energy, pue, grid_gco2e_per_kwh, cost_usd, electricity_usd) -> list:
+    """Each site's share of a multi-site run: (IT energy [J], facility energy [J],
+    emissions [gCO2e], cost [USD]) per site, in order.
+
+    Each site draws 1/n of the IT energy (:func:`pooled_site`) at its own PUE and grid; the
+    rental cost and the ownership model's depreciation split evenly with the
+    device-hours, its electricity with the facility energy. The parts sum to the run's
+    totals.
+
+    >>> second = site_parts(7.2e9, [1.0, 1.5], [0.0, 0.0], 10.0, 0.0)[1]
+    >>> [round(x / 3.6e9, 3) for x in second[:2]], second[3]    # MWh IT, facility; USD
+    ([1.0, 1.5], 5.0)
+    """
+    n = len(pue)
+    shares = [facility_energy_j(it_energy / n, p) for p in pue]
+    total = sum(shares)
+    shared = (cost_usd - electricity_usd) / n            # rental, or the depreciation
+    return [(it_energy / n, fac, operational_co2e_g(fac, g),
+             shared + electricity_usd * fac / total)
+            for fac, g in zip(shares, grid_gco2e_per_kwh)]

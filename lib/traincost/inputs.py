@@ -24,6 +24,9 @@ from dataclasses import dataclass, fields
 RECOMPUTE_MODES = ("none", "selective", "full")
 PRECISIONS = ("bf16", "fp16", "fp8", "tf32", "fp32")
 PRICE_MODELS = ("rental", "ownership")
+#: which parallel dimension crosses the sites of a multi-site run (None in a
+#: :class:`ParallelConfig`: searched); :data:`traincost.comm.CROSS_SITE_CODES` codes them
+CROSS_SITE_MODES = ("dp", "pp")
 
 
 def _check_number(name, value, *, minimum=None, exclusive=True, integer=False, allow_nan=False):
@@ -459,6 +462,12 @@ class Stack:
         Training framework, an id of ``data/frameworks.csv`` (``traincost catalog
         frameworks``): its fitted efficiency factor scales the in-model matmul efficiency
         (``unspecified``, the default: the reference framework's, Megatron-Core). [-]
+    sync_every : int
+        Relaxed synchrony across sites: the sites' replicas exchange their weight updates
+        once every ``sync_every`` optimizer steps (DiLoCo, Douillard et al. 2023,
+        arXiv:2311.08105: H inner steps per outer step), each site otherwise training as
+        its own data-parallel group; 1 (default): every step, fully synchronous. Only a run
+        whose data-parallel replicas cross the sites relaxes. [-]
     """
 
     attention_kernel: str = "auto"
@@ -468,6 +477,7 @@ class Stack:
     fp8_activations: bool = False
     optimizer_state: str = "fp32"
     framework: str = "unspecified"
+    sync_every: int = 1
 
     def __post_init__(self):
         if self.attention_kernel not in ATTENTION_KERNELS:
@@ -479,6 +489,7 @@ class Stack:
                              f"{', '.join(OPTIMIZER_STATES)}")
         if not isinstance(self.framework, str) or not self.framework:
             raise ValueError(f"framework: {self.framework!r} is not a framework id")
+        _check_number("sync-every", self.sync_every, minimum=0, integer=True)
 
     @property
     def overlaps(self) -> frozenset:
@@ -507,6 +518,11 @@ class ParallelConfig:
         Sequences per micro-batch, b. [-]
     recompute : str or None
         Activation recomputation: ``none``, ``selective`` or ``full``. [-]
+    cross_site : str or None
+        In a run over several sites (:attr:`System.sites`), the dimension that crosses
+        them: ``dp`` (each site holds whole pipelines, the sites exchange gradients) or
+        ``pp`` (each site holds some stages of every pipeline, activations cross between
+        them). A one-site run ignores it. [-]
 
     >>> ParallelConfig(tp=8).knobs()["pp"] is None
     True
@@ -520,6 +536,7 @@ class ParallelConfig:
     zero: int | None = None
     micro_batch: int | None = None
     recompute: str | None = None
+    cross_site: str | None = None
 
     def __post_init__(self):
         for n in ("tp", "pp", "cp", "ep", "vpp", "micro_batch"):
@@ -530,6 +547,9 @@ class ParallelConfig:
         if self.recompute is not None and self.recompute not in RECOMPUTE_MODES:
             raise ValueError(f"recompute: {self.recompute!r} is not one of "
                              f"{', '.join(RECOMPUTE_MODES)}")
+        if self.cross_site is not None and self.cross_site not in CROSS_SITE_MODES:
+            raise ValueError(f"cross-site: {self.cross_site!r} is not one of "
+                             f"{', '.join(CROSS_SITE_MODES)}")
 
     def knobs(self) -> dict:
         """Knob -> value (None: searched), in declaration order."""
@@ -546,7 +566,7 @@ class ParallelConfig:
 #: optimizer, ``--use-distributed-optimizer``), one sequence per micro-batch and selective
 #: recomputation (Megatron-Core's default since Korthikanti et al. 2022, arXiv:2205.05198)
 DEFAULT_LAYOUT = {"tp": 1, "pp": 1, "cp": 1, "ep": 1, "vpp": 1, "zero": 1, "micro_batch": 1,
-                  "recompute": "selective"}
+                  "recompute": "selective", "cross_site": "dp"}
 
 
 @dataclass(frozen=True)
@@ -574,6 +594,14 @@ class System:
     scaleout_bytes_per_s : float
         Scale-out (inter-node) bandwidth per device, one direction; NaN means the
         accelerator's. [B/s]
+    sites : int
+        Buildings or regions the devices are split over, evenly (1: one site). [-]
+    site_link_bytes_per_s : float
+        Bandwidth of the link between two sites, each direction, all the devices of a
+        site sharing it; NaN means buildings of one campus
+        (:func:`traincost.assemble.site_link`). [B/s]
+    site_link_latency_s : float
+        One-way latency between two sites; NaN means ``assumptions.site_link_latency_s``. [s]
     """
 
     accelerator: Accelerator
@@ -582,6 +610,9 @@ class System:
     scaleup_domain_devices: int = 0
     scaleup_bytes_per_s: float = math.nan
     scaleout_bytes_per_s: float = math.nan
+    sites: int = 1
+    site_link_bytes_per_s: float = math.nan
+    site_link_latency_s: float = math.nan
 
     def __post_init__(self):
         if not isinstance(self.accelerator, Accelerator):
@@ -597,6 +628,13 @@ class System:
                       exclusive=False, integer=True)
         for n in ("scaleup_bytes_per_s", "scaleout_bytes_per_s"):
             _check_number(n, getattr(self, n), minimum=0, allow_nan=True)
+        _check_number("sites", self.sites, minimum=0, integer=True)
+        if self.devices % self.sites:
+            raise ValueError(f"sites: {self.sites} does not divide the {self.devices} devices "
+                             "(each site holds the same number)")
+        _check_number("site-link-gbps", self.site_link_bytes_per_s, minimum=0, allow_nan=True)
+        _check_number("site-link-latency-ms", self.site_link_latency_s, minimum=0,
+                      exclusive=False, allow_nan=True)
 
     @property
     def power_limit_w(self) -> float:

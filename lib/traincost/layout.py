@@ -9,7 +9,35 @@ from __future__ import annotations
 
 import numpy as np
 
-from .workload import RECOMPUTE_CODES, pipeline_units
+from .comm import CODE_TO_CROSS_SITE, CROSS_SITE_CODES
+from .workload import CODE_TO_RECOMPUTE, RECOMPUTE_CODES, pipeline_units
+
+#: the knobs written as text at the edges and as integer codes in the model's columns
+KNOB_CODES = {"recompute": RECOMPUTE_CODES, "cross_site": CROSS_SITE_CODES}
+_KNOB_TEXT = {"recompute": CODE_TO_RECOMPUTE, "cross_site": CODE_TO_CROSS_SITE}
+
+
+def knob_code(knob: str, value):
+    """A layout knob's value as the model's columns hold it (text knobs as their code).
+
+    >>> knob_code("recompute", "full"), knob_code("cross_site", "pp"), knob_code("tp", 4)
+    (2, 1, 4)
+    """
+    return KNOB_CODES[knob][value] if knob in KNOB_CODES else int(value)
+
+
+def knob_value(knob: str, code):
+    """A layout knob's value as a user writes it (text knobs as their text).
+
+    >>> knob_value("recompute", 0), knob_value("cross_site", 1.0), knob_value("pp", 8.0)
+    ('none', 'pp', 8)
+    """
+    return _KNOB_TEXT[knob][int(code)] if knob in _KNOB_TEXT else int(code)
+
+def _sites(c: dict):
+    """The sites a layout's devices are split over (1 where the columns do not say)."""
+    return c.get("sites", 1)
+
 
 # (field, predicate that must hold, message) - evaluated in order; messages are formatted
 # with the layout's values, so each names the field, its value and what is allowed, and
@@ -40,18 +68,30 @@ RULES = (
                                                   * c["micro_batch"]) == 0,
      "{F_global_batch} {global_batch} must be a multiple of dp*micro-batch "
      "(dp = devices/(tp*pp*cp) = {devices}/({tp}*{pp}*{cp}), micro-batch {micro_batch})"),
+    # a run over several sites splits the devices, and the crossing dimension, evenly (a
+    # layout without ``sites`` is on one site)
+    ("sites", lambda c: c["devices"] % _sites(c) == 0,
+     "{F_sites} {sites} must divide {F_devices} {devices} (each site holds the same number)"),
+    ("cross-site", lambda c: (_sites(c) == 1) | (c.get("cross_site", 0) != CROSS_SITE_CODES["dp"])
+     | ((c["devices"] // (c["tp"] * c["pp"] * c["cp"] * c["ep"])) % _sites(c) == 0),
+     "{F_cross_site} dp splits the data-parallel replicas over the {sites} sites, so "
+     "devices/(tp*pp*cp*ep) = {devices}/({tp}*{pp}*{cp}*{ep}) must be a multiple of {sites}"),
+    ("cross-site", lambda c: (_sites(c) == 1) | (c.get("cross_site", 0) != CROSS_SITE_CODES["pp"])
+     | (c["pp"] % _sites(c) == 0),
+     "{F_cross_site} pp splits the pipeline's stages over the {sites} sites, so {F_pp} {pp} "
+     "must be a multiple of {sites}"),
 )
 
 
-def arch_columns(spec, devices) -> dict:
-    """The model, job, stack and device-count columns the layout rules read (``spec``: a
-    :class:`traincost.assemble.Inputs` or anything with its ``workload``, ``job`` and
-    ``stack``)."""
+def arch_columns(spec, devices, sites=1) -> dict:
+    """The model, job, stack, device-count and site-count columns the layout rules read
+    (``spec``: a :class:`traincost.assemble.Inputs` or anything with its ``workload``,
+    ``job`` and ``stack``)."""
     wl, job = spec.workload, spec.job
     return {"heads": wl.heads, "kv_heads": wl.kv_heads_effective,
             "layers": wl.layers, "seq_len": job.seq_len, "experts": wl.experts,
             "devices": devices, "global_batch": job.global_batch,
-            "balanced_pipeline": bool(spec.stack.balanced_pipeline)}
+            "balanced_pipeline": bool(spec.stack.balanced_pipeline), "sites": sites}
 
 
 def valid(c: dict) -> np.ndarray:
@@ -71,7 +111,8 @@ DP_RULE = ("dp", lambda c: np.isnan(c["dp"]) | (c["dp"] == c["devices"] // (c["t
 
 #: the fields the rules' messages name, and the CLI's flag for each
 FLAGS = {k: "--" + k.replace("_", "-") for k in ("tp", "pp", "cp", "ep", "vpp", "dp",
-                                                 "devices", "seq_len", "global_batch")}
+                                                 "devices", "seq_len", "global_batch",
+                                                 "cross_site", "sites")}
 
 
 class LayoutError(ValueError):
@@ -189,6 +230,7 @@ SEARCH_SPACE = {
     "zero": (0, 1, 2, 3),
     "vpp": (1, 2, 4),
     "cp": (1,),
+    "cross_site": tuple(CROSS_SITE_CODES.values()),
 }
 
 #: how far the workload-dependent choices reach
@@ -210,7 +252,7 @@ SEARCH_BOUNDS = {
 
 def candidate_space(fixed: dict, *, heads: int, layers: int, experts: int, devices: int,
                     domain: int, global_batch: int | None = None,
-                    seq_len: int | None = None) -> dict:
+                    seq_len: int | None = None, sites: int = 1) -> dict:
     """The choices of every layout knob, in enumeration order (see :func:`candidates`).
 
     Parameters
@@ -223,7 +265,6 @@ def candidate_space(fixed: dict, *, heads: int, layers: int, experts: int, devic
         min(heads, domain, devices); pp a divisor of the layers or a power of two up to them;
         vpp 1, 2, 4 or a divisor of the layers up to ``SEARCH_BOUNDS["max_vpp"]``; ep
         divides the experts. [-]
-    global_batch, seq_len : int, optional
         When given, micro-batches dividing the global batch up to
         ``SEARCH_BOUNDS["max_micro_batch_tokens"]`` tokens and context-parallel sizes
         leaving ``SEARCH_BOUNDS["min_cp_tokens_per_rank"]`` tokens per rank are added. [-]
@@ -252,6 +293,8 @@ def candidate_space(fixed: dict, *, heads: int, layers: int, experts: int, devic
             c for c in powers_of_two_upto(min(seq_len, devices))
             if c > 1 and seq_len % c == 0
             and seq_len // c >= SEARCH_BOUNDS["min_cp_tokens_per_rank"]})
+    if sites == 1:
+        space["cross_site"] = [CROSS_SITE_CODES["dp"]]
     return {k: ([fixed[k]] if fixed.get(k) is not None else v) for k, v in space.items()}
 
 

@@ -30,6 +30,8 @@ INPUT_COLUMNS = (
     "model_error_factor",
     "hbm_bytes", "hbm_bytes_per_s", "tdp_w", "idle_w", "power_cap_w",
     "scaleup_domain_devices", "scaleup_bytes_per_s", "scaleout_bytes_per_s",
+    # the sites a run is split over and the link between two of them
+    "sites", "site_link_bytes_per_s", "site_link_latency_s",
     "price_usd_per_h", "capex_usd", "embodied_kgco2e", "bytes_per_element",
     # workload
     "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "gated_mlp", "vocab",
@@ -38,9 +40,9 @@ INPUT_COLUMNS = (
     "v_head_dim", "global_batch", "tokens",
     # software stack
     "flash_attention", "parallel_block", "tp_overlap", "pp_overlap", "dp_overlap",
-    "ep_overlap", "balanced_pipeline", "fp8_activations", "optimizer_bf16",
-    # layout
-    "devices", "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute",
+    "ep_overlap", "balanced_pipeline", "fp8_activations", "optimizer_bf16", "sync_every",
+    # layout (cross_site: :data:`traincost.comm.CROSS_SITE_CODES`)
+    "devices", "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute", "cross_site",
     # site
     "pue", "grid_gco2e_per_kwh", "is_rental", "electricity_usd_per_kwh",
 )
@@ -79,7 +81,7 @@ OUTPUTS = (
 
 #: step-time parts, in the order they are reported
 STEP_PARTS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "stragglers", "bubble",
-              "dp_comm", "optimizer")
+              "dp_comm", "cross_site_comm", "optimizer")
 #: memory parts, in the order they are reported
 MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "reserved")
 
@@ -144,7 +146,7 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     mem, shard = memory_stage(c, a, g, w)
     comp = compute_stage(c, a, g, w, shard.produced)
     mb = microbatch_comm_stage(c, a, g, w, comp)
-    dp = data_parallel_stage(c, a, g, shard, comp)
+    dp = data_parallel_stage(c, a, g, w, shard, comp)
     parts = {k_: v_ * c["model_error_factor"] for k_, v_ in step_stage(g, comp, mb, dp).items()}
     out = footprint_stage(c, a, g, w, parts, sum(mem.values()))
     out.update({f"step_{k_}_s": v_ for k_, v_ in parts.items()})
@@ -156,10 +158,13 @@ def layout_stage(c: dict) -> SimpleNamespace:
     """The layout's geometry: replicas, micro-batches, the pipeline's stages, flags.
 
     Returns a namespace with ``dp`` = n/(t p cp), ``m`` = B/(dp b) micro-batches per step,
-    ``dp_cp`` (the ranks holding the same weights: data- and context-parallel ones alike
-    reduce their gradients together, and a distributed optimizer shards over all of them,
-    Megatron-Core's ``intra_dp_cp_group``), ``dp_ep`` (each expert's data-parallel
-    replicas), ``layers_per_stage`` and ``first_stage_layers``
+    ``dp_cp`` (the ranks holding the same weights and reducing their gradients together
+    every step: data- and context-parallel ones alike, and a distributed optimizer shards
+    over all of them, Megatron-Core's ``intra_dp_cp_group``; under relaxed synchrony across
+    sites, those of one site), ``dp_ep`` (each expert's data-parallel replicas, likewise),
+    ``sites``, ``dp_cross`` and ``pp_cross`` (the data-parallel replicas or the pipeline's
+    stages cross the sites), ``relaxed`` (the sites exchange every ``sync_every`` steps), the
+    flag ``multi_site``, ``layers_per_stage`` and ``first_stage_layers``
     (:func:`traincost.workload.stage_layers`), ``stage_share`` (the fullest stage's share of
     the layers), ``single_stage``, ``balanced``, ``full_rc``, ``s_local`` (tokens of a
     sequence on one context-parallel rank), ``tokens_mb`` (of a micro-batch), ``act_e``
@@ -168,14 +173,20 @@ def layout_stage(c: dict) -> SimpleNamespace:
     """
     t, p, cp, ep, v = c["tp"], c["pp"], c["cp"], c["ep"], c["vpp"]
     dp = c["devices"] // (t * p * cp)
-    dp_cp = dp * cp
+    sites = c["sites"]
+    dp_cross = (sites > 1) & (c["cross_site"] == comm.CROSS_SITE_CODES["dp"])
+    relaxed = dp_cross & (c["sync_every"] > 1)
+    # under relaxed synchrony each site trains as its own data-parallel group between exchanges
+    dp_cp = dp * cp // np.where(relaxed, sites, 1)
     single_stage = p == 1
     balanced = c["balanced_pipeline"] & np.logical_not(single_stage)
     layers_per_stage, first_stage_layers = workload.stage_layers(c["layers"], p, v, balanced)
     s_local = c["seq_len"] / cp
     return SimpleNamespace(
         pp=p, vpp=v, dp=dp, m=c["global_batch"] // (dp * c["micro_batch"]), dp_cp=dp_cp,
-        dp_ep=dp_cp // ep,
+        dp_ep=dp_cp // ep, sites=sites, dp_cross=dp_cross,
+        pp_cross=(sites > 1) & (c["cross_site"] == comm.CROSS_SITE_CODES["pp"]),
+        relaxed=relaxed, multi_site=any_true(sites > 1),
         single_stage=single_stage, balanced=balanced, layers_per_stage=layers_per_stage,
         first_stage_layers=first_stage_layers, stage_share=layers_per_stage / c["layers"],
         full_rc=c["recompute"] == workload.RECOMPUTE_CODES["full"], s_local=s_local,
@@ -408,20 +419,57 @@ def microbatch_comm_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: Simple
                                           a.stack_overlap_window_fraction,
                                           a.ep_overlap_fraction)
     bw_pp, lat_pp = comm.link(p, t * cp * g.dp, *net)
-    pp_mb = performance.stack_exposed(
-        comm.pp_send_time(act_bytes, a.sequence_parallel, t, p, c["vpp"], bw_pp, lat_pp),
-        comp.compute_mb, c["pp_overlap"], a.stack_overlap_window_fraction)
-    return {"tp": tp_mb, "stragglers": straggler_mb, "cp": cp_mb, "ep": ep_mb, "pp": pp_mb}
+    pp_send = comm.pp_send_time(act_bytes, a.sequence_parallel, t, p, c["vpp"], bw_pp, lat_pp)
+    pp_mb = performance.stack_exposed(pp_send, comp.compute_mb, c["pp_overlap"],
+                                      a.stack_overlap_window_fraction)
+    cross_mb = cross_fill = 0.0                      # one site: nothing crosses
+    if g.multi_site:
+        cross_mb, cross_fill = _pipeline_across_sites(c, a, g, comp, act_bytes, pp_send, pp_mb)
+    return {"tp": tp_mb, "stragglers": straggler_mb, "cp": cp_mb, "ep": ep_mb, "pp": pp_mb,
+            "cross_site": cross_mb, "cross_site_fill": cross_fill}
 
 
-def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, shard: SimpleNamespace,
-                        comp: SimpleNamespace) -> dict:
+def _site_link(c: dict, a: Assumptions):
+    """What a site-pair link achieves, each direction [B/s]: the link given, else
+    (NaN) buildings of one campus (:func:`traincost.comm.campus_link_bytes_per_s`), times
+    ``site_link_comm_efficiency``."""
+    given = c["site_link_bytes_per_s"]
+    campus = comm.campus_link_bytes_per_s(c["devices"], c["sites"], c["scaleout_bytes_per_s"],
+                                          a.site_link_oversubscription)
+    return np.where(np.isnan(given), campus, given) * a.site_link_comm_efficiency
+
+
+def _pipeline_across_sites(c, a, g, comp, act_bytes, pp_send, pp_mb):
+    """Where the pipeline's stages cross the sites: the extra exposed time of one
+    micro-batch on a boundary stage, and the link latency of the pipeline's fill and
+    drain per step. [s]
+
+    The last stage of a site sends its v chunks' outputs across the link, every replica's
+    at once (:func:`traincost.comm.cross_site_send_time`, dp x cp micro-batch activations),
+    and its v backward sends inside the site; the step runs at the pace of that stage,
+    ``max(t_pp, exposed(v (t_cross + t_send)))``. Filling and draining the pipeline crosses
+    a site boundary ``v s - 1`` times each way, and no overlap hides the one-way delay of
+    those hops: ``2 (v s - 1) latency``.
+    """
+    link_bw = _site_link(c, a)
+    latency, v = c["site_link_latency_s"], c["vpp"]
+    cross_send = comm.cross_site_send_time(g.dp * c["cp"] * act_bytes, link_bw, latency)
+    boundary = performance.stack_exposed(v * cross_send + pp_send / 2, comp.compute_mb,
+                                         c["pp_overlap"], a.stack_overlap_window_fraction)
+    extra = np.where(g.pp_cross, np.maximum(boundary - pp_mb, 0.0), 0.0)
+    fill = np.where(g.pp_cross, 2 * (v * g.sites - 1) * latency, 0.0)
+    return extra, fill
+
+
+def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace,
+                        shard: SimpleNamespace, comp: SimpleNamespace) -> dict:
     """Exposed data-parallel exchange and the optimizer step, per step. [s]
 
     The gradients are all-reduced over the replicas (the experts' over their own); under
     ZeRO-3 only reduce-scattered, and the weights regathered for every micro-batch's
     passes (:func:`traincost.performance.zero3_gathers_exposed`). Returns ``dp_comm``
-    (:func:`traincost.performance.dp_exposed_time`) and ``optimizer``
+    (:func:`traincost.performance.dp_exposed_time`), ``cross_site_comm`` (what the
+    exchange across sites adds, :func:`_replicas_across_sites`) and ``optimizer``
     (:func:`traincost.performance.optimizer_step_time`).
     """
     t, ep, zero, full_rc = c["tp"], c["ep"], c["zero"], g.full_rc
@@ -456,27 +504,72 @@ def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, shard: Simp
             gather, units, forward_mb, backward_mb, full_rc, a.zero3_prefetch_overlap_fraction),
             0.0)
     else:
-        dp_step, gathers_exposed = dp_reduce, 0.0
+        dp_step, gathers_exposed, gather = dp_reduce, 0.0, 0.0
     dp_exposed = performance.dp_exposed_time(dp_step, backward_mb, gathers_exposed, g.m,
                                              c["vpp"], c["dp_overlap"], a.dp_overlap_fraction)
+    cross = 0.0                                      # one site: nothing crosses
+    if g.multi_site:
+        cross = _replicas_across_sites(c, a, g, w, dp_step, gather, forward_mb, backward_mb,
+                                       dp_exposed)
     optimizer_params = memory.optimizer_shard_params(shard.dense, shard.expert, zero, g.dp_cp,
                                                      g.dp_ep)
     step_bytes = np.where(c["optimizer_bf16"], a.optimizer_step_bf16_bytes_per_param,
                           a.optimizer_step_bytes_per_param)
-    return {"dp_comm": dp_exposed,
+    return {"dp_comm": dp_exposed, "cross_site_comm": cross,
             "optimizer": performance.optimizer_step_time(optimizer_params, step_bytes,
                                                          c["hbm_bytes_per_s"])}
+
+
+def _replicas_across_sites(c, a, g, w, dp_step, gather, forward_mb, backward_mb, dp_exposed):
+    """Where the data-parallel replicas cross the sites: what their exchange over the
+    site links adds to a step. [s]
+
+    The gradients reduce hierarchically: inside each site over the fabric (priced as on
+    one site, so an ideal link gives the one-site step exactly), then across the sites, a
+    site-pair link carrying the ring all-reduce of one whole copy of the model's gradients
+    (:func:`traincost.comm.cross_site_all_reduce_time`); under ZeRO-3 only its
+    reduce-scatter half, and every pass's weight gathers cross too
+    (:func:`traincost.comm.zero3_gather_time` of all the weights over the ``s`` sites).
+    Synchronous (``sync_every`` 1), the exchange hides as the in-site one does
+    (:func:`traincost.performance.dp_exposed_time`) and the part returned is what it adds
+    to the exposed time. Relaxed (DiLoCo, every H steps), each site reduces only inside
+    itself every step, and the outer exchange of the weight updates, blocking, costs 1/H
+    of itself per step.
+    """
+    link_bw = _site_link(c, a)
+    latency, zero3 = c["site_link_latency_s"], c["zero"] == 3
+    exchange = comm.cross_site_all_reduce_time(
+        w.params["total"] * a.grad_reduce_bytes_per_param, g.sites, link_bw, latency)
+    if g.any_zero3:
+        cross_gather = np.where(zero3, comm.zero3_gather_time(
+            w.params["total"] * a.weight_bytes_per_param, g.layers_per_stage, g.sites, link_bw,
+            latency), 0.0)
+        gathers_exposed = np.where(zero3, performance.zero3_gathers_exposed(
+            gather + cross_gather, g.layers_per_stage, forward_mb, backward_mb, g.full_rc,
+            a.zero3_prefetch_overlap_fraction), 0.0)
+        step_exchange = np.where(zero3, exchange / 2, exchange)   # ZeRO-3: reduce-scatter
+    else:
+        gathers_exposed, step_exchange = 0.0, exchange
+    synchronous = performance.dp_exposed_time(
+        dp_step + step_exchange, backward_mb, gathers_exposed, g.m, c["vpp"], c["dp_overlap"],
+        a.dp_overlap_fraction) - dp_exposed
+    relaxed = exchange / c["sync_every"]
+    return np.where(g.dp_cross, np.where(g.relaxed, relaxed, synchronous), 0.0)
 
 
 def step_stage(g: SimpleNamespace, comp: SimpleNamespace, mb: dict, dp: dict) -> dict:
     """The step's parts, :data:`STEP_PARTS` in order. [s]
 
     m micro-batches of ``t_mb`` = compute + stragglers + exposed tp, cp, ep and pp
-    communication, the pipeline bubble ``(p - 1)/(v m) * m * t_mb``
+    communication (and, where the stages cross sites, the boundary stage's extra), the
+    pipeline bubble ``(p - 1)/(v m) * m * t_mb``
     (:func:`traincost.performance.pipeline_bubble_fraction`), the exposed data-parallel
-    exchange and the optimizer step.
+    exchange, what crossing the sites adds (``cross_site_comm``: the boundary stage's
+    extra per micro-batch, the fill's link latency and the replicas' exchange across
+    sites) and the optimizer step.
     """
-    t_mb = comp.compute_mb + mb["stragglers"] + mb["tp"] + mb["cp"] + mb["ep"] + mb["pp"]
+    t_mb = comp.compute_mb + mb["stragglers"] + mb["tp"] + mb["cp"] + mb["ep"] + mb["pp"] \
+        + mb["cross_site"]
     m = g.m
     return {
         "compute": m * comp.compute_mb,
@@ -487,6 +580,7 @@ def step_stage(g: SimpleNamespace, comp: SimpleNamespace, mb: dict, dp: dict) ->
         "stragglers": m * mb["stragglers"],
         "bubble": performance.pipeline_bubble_fraction(g.pp, g.vpp, m) * m * t_mb,
         "dp_comm": dp["dp_comm"],
+        "cross_site_comm": m * mb["cross_site"] + mb["cross_site_fill"] + dp["cross_site_comm"],
         "optimizer": dp["optimizer"],
     }
 

@@ -27,8 +27,9 @@ import numpy as np
 
 from . import catalog
 from .assumptions import DEFAULT
-from .inputs import (ATTENTION_KERNELS, OPTIMIZER_STATES, PRECISIONS, PRICE_MODELS,
-                     RECOMPUTE_MODES)
+from .units import MILLI
+from .inputs import (ATTENTION_KERNELS, CROSS_SITE_MODES, OPTIMIZER_STATES, PRECISIONS,
+                     PRICE_MODELS, RECOMPUTE_MODES)
 
 #: the containers, as the physics splits the inputs (Calculon's application / execution /
 #: system split is the model): the transformer, the job that trains it, the software stack,
@@ -41,6 +42,7 @@ GROUPS = {
     "layout": "parallel layout (omitted knobs are searched: fastest feasible)",
     "site": "site and price",
     "system": "system what-ifs (default: the accelerator's catalog row)",
+    "sites": "sites (one run over several buildings or regions)",
 }
 
 
@@ -227,6 +229,28 @@ INPUTS = (
     _o("scale_out_gbps", "system", "System", "float", "Gb/s",
        "scale-out bandwidth per device, each direction (one 400G NIC per GPU: 400)",
        column="scaleout_gbps", metavar="GBPS", minimum=0),
+    # one run over several sites
+    _o("sites", "sites", "System", "int", "-",
+       "buildings or regions the devices are split over, evenly (default 1)", metavar="N"),
+    _o("site_link_gbps", "sites", "System", "float", "Gb/s",
+       "bandwidth between two sites, each direction, shared by a site's devices (default: "
+       "buildings of one campus, a site's devices x their scale-out bandwidth / "
+       f"{DEFAULT.site_link_oversubscription:g}, Meta's Llama 4 mesh)", metavar="GBPS",
+       minimum=0),
+    _o("site_link_latency_ms", "sites", "System", "float", "ms",
+       f"one-way latency between two sites (default {DEFAULT.site_link_latency_s / MILLI:g}, "
+       "across buildings; light in fibre adds about 5 per 1000 km)",
+       metavar="MS", minimum=0),
+    _o("site_regions", "sites", "Site", "str", "-",
+       "grid region of each site, comma-separated, one per site (instead of --region)",
+       metavar="R1,R2"),
+    _o("cross_site", "layout", "ParallelConfig", "choice", "-",
+       "with --sites: the dimension that crosses the sites, dp (the sites exchange "
+       "gradients) or pp (activations cross between stages); auto (default): searched",
+       choices=(*CROSS_SITE_MODES, "auto")),
+    _o("sync_every", "sites", "Stack", "int", "steps",
+       "relaxed synchrony (DiLoCo): the sites exchange updates every H steps, not every "
+       "step (default 1); with --cross-site dp", metavar="H"),
     _o("price_model", "site", "Site", "choice", "-",
        "rental (device-hours x price, default) or ownership (amortised purchase + "
        "electricity)", choices=PRICE_MODELS, default="rental"),

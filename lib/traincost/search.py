@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 import pandas as pd
@@ -41,13 +41,12 @@ import pandas as pd
 from . import catalog, layout, options
 from .assumptions import DEFAULT, Assumptions
 from .assemble import (Inputs, as_accelerator, check_fp8_activations, columns, fixed_knobs,
-                       framework_knobs, job_inputs, system)
+                       framework_knobs, job_inputs, site_knobs, system)
 from .inputs import (Accelerator, Job, ParallelConfig, Site, Stack, System, Workload,
                      _check_number)
 from .model import evaluate, report_units
 from .uncertainty import BAND_DRAWS, check_seed, layout_intervals
 from .units import GIB
-from .workload import CODE_TO_RECOMPUTE, RECOMPUTE_CODES
 
 #: objective -> the report column it minimises
 OBJECTIVES = {"time": "step_time_s", "energy": "facility_energy_mwh", "cost": "cost_usd",
@@ -60,8 +59,8 @@ PARETO = {"time_cost": ("step_time_s", "cost_usd"),
 DEFAULT_CHUNK_SIZE = 1 << 16
 #: layout columns of every result row, in order
 LAYOUT_COLUMNS = ("tp", "pp", "dp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute",
-                  "num_microbatches")
-_KNOBS = ("tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute")
+                  "cross_site", "num_microbatches")
+_KNOBS = tuple(f.name for f in fields(ParallelConfig))
 #: prefix of the SI outputs a search keeps for :attr:`SearchResult.best_values`
 _SI = "si:"
 
@@ -379,16 +378,18 @@ def _groups(accs, devices, spec: Inputs, fixed, precision, space,
                                         experts=spec.workload.experts, devices=n,
                                         domain=sys_.domain_devices,
                                         global_batch=spec.job.global_batch,
-                                        seq_len=spec.job.seq_len)
+                                        seq_len=spec.job.seq_len, sites=sys_.sites)
             for k, choices in (space or {}).items():
                 if k not in sp:
                     raise ValueError(f"space: unknown knob {k!r}; allowed: {', '.join(sp)}")
-                allowed = {"zero": range(4), "recompute": RECOMPUTE_CODES.values()}.get(k)
+                allowed = {"zero": range(4), **{n: codes.values() for n, codes
+                                                in layout.KNOB_CODES.items()}}.get(k)
                 bad = [c for c in choices if not float(c).is_integer()
                        or (int(c) not in allowed if allowed is not None else int(c) < 1)]
                 if bad or not len(choices):
                     raise ValueError(f"space: {k} choices {list(choices)!r} must be whole "
-                                     "numbers >= 1 (zero 0-3, recompute codes 0-2)")
+                                     "numbers >= 1 (zero 0-3, recompute codes 0-2, "
+                                     "cross_site codes 0-1)")
                 if fixed.get(k) is None:
                     sp[k] = sorted({int(c) for c in choices})
             size = layout.space_size(sp)
@@ -467,6 +468,9 @@ def search(accelerators, devices, *, workload: Workload | None = None,
                       **{k: given[k] for k in options.JOB_INPUTS})
     fixed = framework_knobs(fixed_knobs(**{k: given[k] for k in options.LAYOUT_INPUTS},
                                         parallel=parallel), spec.stack)
+    sites = {a.sites for a in accs if isinstance(a, System)} or {given["sites"] or 1}
+    for n in sites:                                  # one region per site; sync-every
+        fixed = site_knobs(fixed, n, spec)
     precision = given["precision"]
     limits, headroom = _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom,
                                     assumptions)
@@ -480,7 +484,7 @@ def search(accelerators, devices, *, workload: Workload | None = None,
     done = 0
     valid_groups = set()
     for gi, g in enumerate(groups):
-        arch = layout.arch_columns(spec, g.system.devices)
+        arch = layout.arch_columns(spec, g.system.devices, g.system.sites)
         fill = 1.0 - headroom
         for start in range(0, g.size, chunk_size):
             stop = min(start + chunk_size, g.size)
@@ -498,7 +502,7 @@ def search(accelerators, devices, *, workload: Workload | None = None,
         g = groups[0]
         # name the first rule the user's own choices break, else say so in general
         first = {k: int(v[0]) for k, v in layout.candidate_chunk(g.space, 0, 1).items()}
-        layout.check({**layout.arch_columns(spec, g.system.devices), **first})
+        layout.check({**layout.arch_columns(spec, g.system.devices, g.system.sites), **first})
         counts = ", ".join(str(n) for n in devices)
         raise ValueError(f"devices: no valid layout of {counts} devices for this workload "
                          f"(global batch {spec.job.global_batch}, {spec.workload.layers} "
@@ -526,7 +530,7 @@ def _band_top(res: SearchResult, groups: list, spec: Inputs, assumptions, seed) 
     bands = []
     for _, row in res.top.iterrows():
         sys_ = systems[(row["accelerator"], int(row["devices"]), row["precision"])]
-        par = ParallelConfig(**{k: (str(row[k]) if k == "recompute" else int(row[k]))
+        par = ParallelConfig(**{k: (str(row[k]) if k in layout.KNOB_CODES else int(row[k]))
                                 for k in _KNOBS})
         bands.append(layout_intervals(sys_, spec, row["precision"], par, assumptions,
                                       draws=BAND_DRAWS, seed=seed)[col])
@@ -573,7 +577,7 @@ def _frame(rec: dict | None, groups: list, assumptions: Assumptions) -> pd.DataF
             "precision": [g.precision for g in gs]}
     for k in LAYOUT_COLUMNS:
         vals = rec.get(k, np.zeros(0))
-        cols[k] = ([CODE_TO_RECOMPUTE[int(v)] for v in vals] if k == "recompute"
+        cols[k] = ([layout.knob_value(k, v) for v in vals] if k in layout.KNOB_CODES
                    else np.asarray(vals).astype(np.int64))
     skip = set(LAYOUT_COLUMNS) | {"group", "index"} | set(_KNOBS)
     for k, v in rec.items():

@@ -65,9 +65,8 @@ from . import catalog, layout, options
 from .assumptions import DEFAULT, Assumptions
 from .assemble import (ARCHITECTURE_INPUTS, STACK_INPUTS, Inputs, build_job, build_stack,
                        build_workload, columns, system)
-from .inputs import DEFAULT_LAYOUT, PRECISIONS, PRICE_MODELS, RECOMPUTE_MODES
+from .inputs import DEFAULT_LAYOUT, PRECISIONS, PRICE_MODELS
 from .model import evaluate, report_units
-from .workload import RECOMPUTE_CODES
 
 #: rows evaluated at once: bounds the temporaries of evaluate() (~35 MiB per chunk)
 DEFAULT_CHUNK_SIZE = 1 << 16
@@ -78,7 +77,9 @@ ARCH_COLUMNS = ARCHITECTURE_INPUTS
 #: software-stack columns (see :class:`traincost.Stack`); blank cells keep the defaults
 STACK_COLUMNS = STACK_INPUTS
 _WORKLOAD_COLUMNS = ("model", *ARCH_COLUMNS, *options.names("Job"), *STACK_COLUMNS)
-_SITE_COLUMNS = tuple(options.option(n).column for n in options.names("Site"))
+#: a row is one site's grid (a run over several regions is an estimate's, site_regions)
+_SITE_COLUMNS = tuple(options.option(n).column for n in options.names("Site")
+                      if n != "site_regions")
 _SYSTEM_COLUMNS = tuple(options.option(n).column for n in options.SYSTEM_INPUTS)
 #: stack columns read as lower-case text
 _TEXT_COLUMNS = tuple(n for n in STACK_COLUMNS if options.option(n).kind in ("choice", "str"))
@@ -148,19 +149,25 @@ def _int_column(df: pd.DataFrame, column: str, minimum: int, default=None,
     return vals.astype(np.int64)
 
 
-def _recompute_column(df: pd.DataFrame) -> np.ndarray:
-    if "recompute" not in df:
-        return np.full(len(df), RECOMPUTE_CODES[LAYOUT_DEFAULTS["recompute"]], dtype=np.int64)
-    codes, uniques = pd.factorize(df["recompute"], use_na_sentinel=False)
+def _code_column(df: pd.DataFrame, knob: str) -> np.ndarray:
+    """A text layout column (``recompute``, ``cross_site``) as the model's codes
+    (:data:`traincost.layout.KNOB_CODES`): names or their integer codes, blank cells
+    taking :data:`LAYOUT_DEFAULTS`'s."""
+    names = layout.KNOB_CODES[knob]
+    if knob not in df:
+        return np.full(len(df), names[LAYOUT_DEFAULTS[knob]], dtype=np.int64)
+    codes, uniques = pd.factorize(df[knob], use_na_sentinel=False)
     table = []
     for x in uniques:                   # mode names, or their integer codes
-        code = RECOMPUTE_CODES.get(str(x).strip().lower())
-        if code is None and not _blank(x) and x in RECOMPUTE_CODES.values():
+        code = names.get(str(x).strip().lower())
+        if code is None and not _blank(x) and x in names.values():
             code = int(x)
+        if code is None and knob == "cross_site" and _blank(x):
+            code = names[LAYOUT_DEFAULTS[knob]]      # moot on one site
         if code is None:
             row = df.index[np.flatnonzero(codes == len(table))[0]]
-            raise ValueError(f"recompute: {x!r} (row {row}) is not one of "
-                             f"{', '.join(RECOMPUTE_MODES)}")
+            raise ValueError(f"{knob.replace('_', '-')}: {x!r} (row {row}) is not one of "
+                             f"{', '.join(names)}")
         table.append(code)
     return np.asarray(table, dtype=np.int64)[codes]
 
@@ -214,7 +221,8 @@ def _entities(df: pd.DataFrame, assumptions: Assumptions):
             skey = tuple(row.get(c) for c in _SITE_COLUMNS)
             if skey not in site_cache:
                 for name in options.names("Site"):
-                    options.check(name, row.get(options.option(name).column))
+                    if name != "site_regions":
+                        options.check(name, row.get(options.option(name).column))
                 price = row.get("price_usd_per_h")
                 site_cache[skey] = catalog.site(
                     row.get("region"), grid_intensity_g=row.get("grid_gco2e_per_kwh"),
@@ -224,9 +232,9 @@ def _entities(df: pd.DataFrame, assumptions: Assumptions):
             site = site_cache[skey]
             knobs = {n: options.check(n, row.get(options.option(n).column))
                      for n in options.SYSTEM_INPUTS}
-            # one device stands for the rows' counts, which replace it below
-            cols = columns(system(acc, 1, **knobs), Inputs(wl, job, stack, site), precision,
-                           {}, assumptions)
+            # one device per site stands for the rows' counts, which replace it below
+            cols = columns(system(acc, knobs["sites"] or 1, **knobs),
+                           Inputs(wl, job, stack, site), precision, {}, assumptions)
         except ValueError as exc:
             raise ValueError(f"{exc} (row {label})") from None
         del cols["devices"]
@@ -287,13 +295,16 @@ def sweep(table, *, chunk_size: int = DEFAULT_CHUNK_SIZE, progress=None,
     if "model" not in df and not {"layers", "hidden", "heads", "seq_len"} <= set(df):
         raise ValueError("model: column required unless layers, hidden, heads and seq_len "
                          "columns are given")
+    if "site_regions" in df:
+        raise ValueError("site-regions: not a sweep column (a row has one grid: region or "
+                         "grid_gco2e_per_kwh; traincost.estimate takes a region per site)")
     n = len(df)
     lay = {k: _int_column(df, k, 0 if k == "zero" else 1, LAYOUT_DEFAULTS[k])
            for k in ("tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch")}
     if (lay["zero"] > 3).any():
         i = int(np.flatnonzero(lay["zero"] > 3)[0])
         raise ValueError(f"zero: {lay['zero'][i]} (row {df.index[i]}) is not one of 0, 1, 2, 3")
-    lay["recompute"] = _recompute_column(df)
+    lay.update({k: _code_column(df, k) for k in layout.KNOB_CODES})
     devices = _int_column(df, "devices", 1)
     result = {"precision": np.zeros(n, dtype=object)}
     result.update({k: np.full(n, np.nan) for k in REPORT_COLUMNS})
@@ -308,7 +319,7 @@ def sweep(table, *, chunk_size: int = DEFAULT_CHUNK_SIZE, progress=None,
         arch = {"heads": ent["heads"], "kv_heads": ent["kv_heads"], "layers": ent["layers"],
                 "seq_len": ent["seq_len"], "experts": ent["experts"], "devices": devices,
                 "global_batch": ent["global_batch"],
-                "balanced_pipeline": ent["balanced_pipeline"]}
+                "balanced_pipeline": ent["balanced_pipeline"], "sites": ent["sites"]}
         rules = layout.RULES
         checked = {**arch, **lay}
         if "dp" in df:

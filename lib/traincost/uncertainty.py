@@ -49,10 +49,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from . import calibration, catalog
+from . import calibration, catalog, layout
 from .assemble import columns
 from .model import evaluate, report_units
-from .workload import RECOMPUTE_CODES
 
 #: the interval classes (:func:`error_class`), each with its pool of held-out errors
 ERROR_CLASSES = ("reference", "fitted", "borrowed", "unspecified")
@@ -210,8 +209,7 @@ def evaluate_design(est, u: np.ndarray, inputs: list) -> dict:
 
 
 def _evaluate_design(system, spec, precision, p, assumptions, u, inputs) -> dict:
-    lay = {k: np.asarray([RECOMPUTE_CODES[v] if k == "recompute" else int(v)])
-           for k, v in p.knobs().items()}
+    lay = {k: np.asarray([layout.knob_code(k, v)]) for k, v in p.knobs().items()}
     cols = columns(system, spec, precision, lay, assumptions)
     overrides = {}
     for j, inp in enumerate(inputs):

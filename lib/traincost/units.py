@@ -17,6 +17,7 @@ GB = 1e9
 
 TERA = 1e12
 GIGA = 1e9
+MILLI = 1e-3
 #: bits per byte: network bandwidths are quoted in Gb/s, the model runs in B/s
 BITS_PER_BYTE = 8
 

@@ -183,13 +183,15 @@ MEMORY_LABELS = {"weights": "weights", "gradients": "gradients",
 STEP_COLOURS = {"compute": OKABE_ITO[0], "tp_comm": OKABE_ITO[1], "cp_comm": OKABE_ITO[4],
                 "ep_comm": OKABE_ITO[5], "pp_comm": OKABE_ITO[6], "bubble": OKABE_ITO[7],
                 "dp_comm": OKABE_ITO[2], "optimizer": OKABE_ITO[3],
-                "stragglers": "#882255"}          # Tol's 'wine', past Okabe-Ito's eight
+                "stragglers": "#882255",          # Tol's 'wine', past Okabe-Ito's eight
+                "cross_site_comm": "#44AA99"}     # Tol's 'teal'
 
 STEP_LABELS = {"compute": "compute", "tp_comm": "exposed TP comm.",
                "cp_comm": "exposed CP comm.", "ep_comm": "exposed EP comm.",
                "pp_comm": "exposed PP sends", "stragglers": "waiting for stragglers",
                "bubble": "pipeline bubble",
-               "dp_comm": "exposed DP comm.", "optimizer": "optimizer step"}
+               "dp_comm": "exposed DP comm.", "cross_site_comm": "crossing the sites",
+               "optimizer": "optimizer step"}
 
 #: FLOP-per-token parts (see :func:`traincost.explore.flop_per_token_parts`)
 FLOP_COLOURS = {"layer_matmuls": OKABE_ITO[0], "attention_core": OKABE_ITO[1],
