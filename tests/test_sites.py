@@ -212,3 +212,33 @@ def test_cli_json_sites():
                         d["facility_energy_mwh"], rel_tol=1e-12)
     assert np.isfinite(d["network"]["site_link_gbps"])
 
+
+def test_site_link_lines_draw_each_placement():
+    from traincost import plotting
+    df = pd.DataFrame({"data parallel crosses": [3.0, 2.0], "pipeline crosses": [5.0, 2.5]},
+                      index=[10.0, 100.0])
+    fig = plotting.site_link_lines(df, one_site_s=1.5)
+    gids = {line.get_gid() for line in fig.axes[0].lines}
+    assert gids == {"data parallel crosses", "pipeline crosses", "one site"}
+    assert fig.axes[0].get_xscale() == "log"
+
+
+def test_sites_widget_shows_each_site_and_errors_in_its_own_words():
+    from traincost import widgets
+    box = widgets.sites_explorer(devices=64, model="llama2-7b", global_batch=512, tokens=1e11)
+    assert box.message.value == "" and box.result is not None
+    assert len(box.result["split"]["sites"]) == 2
+    assert "SWE" in box.table.value and "POL" in box.table.value
+    box.controls["sites"].value = 3                   # 64 devices do not split in three
+    assert "sites: 3 does not divide the 64 devices" in box.message.value
+    assert box.result is None and box.summary.value == ""
+    box.controls["sites"].value = 2
+    box.controls["devices"].value = 60                # no layout: in the widget's words
+    assert "global batch (sequences per step)" in box.message.value
+    assert "--" not in box.message.value
+    box.controls["devices"].value = 64
+    box.controls["placement"].value = "pp"
+    box.controls["sync"].value = 100
+    assert "choose data parallel or auto" in box.message.value
+    box.controls["sites"].value = 1                   # one site: placement and sync moot
+    assert box.message.value == "" and box.controls["sync"].disabled

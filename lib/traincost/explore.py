@@ -677,3 +677,33 @@ def pick_cheapest(candidates: pd.DataFrame, deadline_days: float):
         return df, None
     order = pd.DataFrame({"cost": cost[ok], "days": days[ok]}).sort_values(["cost", "days"])
     return df, order.index[0]
+
+
+#: site-link bandwidths notebook 09 sweeps, each direction: a commodity WAN port to a
+#: building mesh [Gb/s]
+SITE_LINK_GBPS = (10, 40, 100, 400, 1600, 6400)
+#: the placements compared, labelled as the chart and the widget label them
+SITE_PLACEMENTS = {"data parallel crosses": "dp", "pipeline crosses": "pp"}
+
+
+def site_link_sweep(params: dict, gbps=SITE_LINK_GBPS) -> pd.DataFrame:
+    """Step time of one run over ``params["sites"]`` sites at each link bandwidth, for each
+    placement (its layout searched at each point). [s]
+
+    ``params`` holds :func:`traincost.estimate` keywords (``accelerator``, ``devices``,
+    ``model``, ``global_batch``, ``sites``, ``site_link_latency_ms``, ...). Returns a
+    DataFrame indexed by the bandwidth [Gb/s], one column per :data:`SITE_PLACEMENTS`
+    entry; NaN where a placement has no valid layout (its reason is the estimate's
+    error, e.g. no pipeline deep enough to split).
+    """
+    out = {}
+    for label, placement in SITE_PLACEMENTS.items():
+        col = []
+        for g in gbps:
+            try:
+                col.append(estimate(**{**params, "site_link_gbps": float(g),
+                                       "cross_site": placement}).step_time_s)
+            except LayoutError:
+                col.append(math.nan)
+        out[label] = col
+    return pd.DataFrame(out, index=pd.Index([float(g) for g in gbps], name="site_link_gbps"))

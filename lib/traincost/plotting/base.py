@@ -58,3 +58,20 @@ def figure_png(fig: Figure, dpi: int = 100) -> bytes:
     buf = BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()
+
+
+def column_lines(df, ax, figsize: tuple, *, linestyles=("-",), markers=(None,)):
+    """One line per column of ``df`` against its index, in the palette's order, on ``ax``
+    or a new figure of ``figsize`` [in]; returns (figure, axes). Each line's gid and label
+    are its column name."""
+    if ax is None:
+        fig = Figure(figsize=figsize, layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    x = df.index.to_numpy(dtype=float)
+    for i, col in enumerate(df.columns):
+        ax.plot(x, df[col].to_numpy(dtype=float), color=OKABE_ITO[i % len(OKABE_ITO)],
+                linestyle=linestyles[i % len(linestyles)], marker=markers[i % len(markers)],
+                linewidth=2, label=str(col), gid=str(col))
+    return fig, ax

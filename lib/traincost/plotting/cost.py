@@ -8,7 +8,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from .base import OKABE_ITO, _short_number
+from .base import OKABE_ITO, _short_number, column_lines
 
 
 #: the band columns a candidate's whiskers read (time across, cost up)
@@ -109,16 +109,7 @@ def sensitivity_lines(df: pd.DataFrame, *, title: str | None = None, ax=None) ->
     matplotlib.figure.Figure
         One line per column, gid = the column name.
     """
-    if ax is None:
-        fig = Figure(figsize=(7.0, 4.0), layout="constrained")
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
-    styles = ("-", "--", "-.", ":")
-    for i, col in enumerate(df.columns):
-        ax.plot(df.index.to_numpy(dtype=float), df[col].to_numpy(dtype=float),
-                color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=styles[i % len(styles)],
-                linewidth=2, label=str(col), gid=str(col))
+    fig, ax = column_lines(df, ax, (7.0, 4.0), linestyles=("-", "--", "-.", ":"))
     ax.axvline(100, color="#888888", linewidth=0.8)
     ax.set_xlabel("Price as a share of today's catalog value [%]")
     ax.set_ylabel("Cost of the run [USD]")

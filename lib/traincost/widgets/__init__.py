@@ -17,8 +17,9 @@ the refresher that shows errors in place) and one module per notebook:
 :mod:`~traincost.widgets.flops` (02), :mod:`~traincost.widgets.parallelism` (03),
 :mod:`~traincost.widgets.layout` (04, on :func:`traincost.search`),
 :mod:`~traincost.widgets.power` (05), :mod:`~traincost.widgets.dollars` (06),
-:mod:`~traincost.widgets.validation` (07, on :mod:`traincost.validate`) and
-:mod:`~traincost.widgets.measure` (08). Every public name is re-exported here.
+:mod:`~traincost.widgets.validation` (07, on :mod:`traincost.validate`),
+:mod:`~traincost.widgets.measure` (08) and :mod:`~traincost.widgets.sites` (09). Every
+public name is re-exported here.
 
 The arithmetic lives below: :func:`traincost.compare` / :func:`traincost.estimate`,
 :mod:`traincost.explore` (02-06, and why the other layouts of a search lose) and
@@ -46,6 +47,8 @@ from .parallelism import derived_dp, layout_summary_html, parallelism_explorer
 from .power import (CARBON_REGIONS, carbon_table_html, power_cap_explorer,
                     power_cap_summary_html, power_explorer, power_summary_html, region_carbon)
 from .run_cost import run_cost, run_cost_html, run_cost_summary
+from .sites import (SITE_CHOICES, SYNC_CHOICES, sites_estimate, sites_explorer,
+                    sites_summary_html, sites_table)
 from .validation import (case_explorer, case_html, filter_validation, validation_cases_html,
                          validation_explorer, validation_summary_table)
 
@@ -75,4 +78,7 @@ __all__ = [
     "case_explorer", "case_html", "filter_validation", "validation_cases_html",
     "validation_explorer", "validation_summary_table",
     "measured_vs_estimated",
+    # 09
+    "SITE_CHOICES", "SYNC_CHOICES", "sites_estimate", "sites_explorer", "sites_summary_html",
+    "sites_table",
 ]
