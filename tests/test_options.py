@@ -81,7 +81,7 @@ def test_sweep_reads_yes_and_no_as_written():
 
 def test_sweep_columns_come_from_the_table():
     assert sweep_module._SITE_COLUMNS == ("region", "grid_gco2e_per_kwh", "pue",
-                                          "price_usd_per_h", "price_model")
+                                          "wue_l_per_kwh", "price_usd_per_h", "price_model")
     assert sweep_module._SYSTEM_COLUMNS == ("power_cap_w", "scaleup_domain_devices",
                                             "scaleup_gbps", "scaleout_gbps", "sites",
                                             "site_link_gbps", "site_link_latency_ms")

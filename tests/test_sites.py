@@ -142,13 +142,15 @@ def test_each_site_its_own_grid():
 
 
 def test_pooled_site_by_hand():
-    pue, grid = footprint.pooled_site([1.1, 1.3, 1.6], [50.0, 300.0, 700.0])
+    pue, (grid,), (wue,) = footprint.pooled_site([1.1, 1.3, 1.6], [[50.0, 300.0, 700.0]],
+                                                 [[0.1, 0.5, 1.2]])
     assert pue == pytest.approx(4.0 / 3)
     assert grid == pytest.approx((55 + 390 + 1120) / 4.0)
+    assert wue == pytest.approx(0.6)                 # on-site water scales with IT energy
 
 
 def test_ownership_splits_electricity_by_facility_energy():
-    parts = footprint.site_parts(3.6e9, [1.0, 2.0], [0.0, 0.0], 30.0, 12.0)
+    parts = footprint.site_parts(3.6e9, [1.0, 2.0], [0.0, 0.0], 30.0, 12.0, [0, 0], [0, 0])
     # depreciation 18 splits evenly; electricity 12 as 1 : 2 of the facility energy
     assert [p[3] for p in parts] == pytest.approx([9 + 4, 9 + 8])
 

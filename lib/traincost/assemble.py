@@ -179,6 +179,7 @@ def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
         "cross_site": comm.CROSS_SITE_CODES["dp"],
         **layout_cols,
         "pue": site.pue, "grid_gco2e_per_kwh": site.grid_gco2e_per_kwh,
+        "wue_l_per_kwh": site.wue_l_per_kwh, "grid_water_l_per_kwh": site.grid_water_l_per_kwh,
         "is_rental": site.price_model == "rental",
         "electricity_usd_per_kwh": site.electricity_usd_per_kwh,
     }
@@ -325,7 +326,8 @@ def _sites(given: dict, assumptions: Assumptions) -> tuple:
         raise ValueError(f"price-per-hour: {price:g} USD/h is a rental price, and "
                          "price-model ownership costs the run by the devices' purchase "
                          "price and electricity instead (give one or the other)")
-    kw = dict(pue_value=given["pue"], price_usd_per_h=math.nan if price is None else price,
+    kw = dict(pue_value=given["pue"], wue_value=given["wue"],
+              price_usd_per_h=math.nan if price is None else price,
               price_model=given["price_model"], assumptions=assumptions)
     if given["site_regions"] is None:
         return catalog.site(given["region"], grid_intensity_g=given["grid_intensity"],
@@ -342,12 +344,16 @@ def _sites(given: dict, assumptions: Assumptions) -> tuple:
         sites = tuple(catalog.site(r, **kw) for r in regions)
     except ValueError as exc:                        # name the flag the region came from
         raise ValueError(f"site-regions: {str(exc).removeprefix('region: ')}") from None
-    pue, grid = footprint.pooled_site([x.pue for x in sites],
-                                      [x.grid_gco2e_per_kwh for x in sites])
+    pue, (grid, water), (wue,) = footprint.pooled_site(
+        [x.pue for x in sites], [[x.grid_gco2e_per_kwh for x in sites],
+                                 [x.grid_water_l_per_kwh for x in sites]],
+        [[x.wue_l_per_kwh for x in sites]])
     # the pooled PUE is as uncertain as the least-known site's figure, the highest one (an
     # industry survey's default rather than an operator's fleet figure)
-    pooled = replace(sites[0], pue=pue, grid_gco2e_per_kwh=grid,
-                     region="+".join(x.region for x in sites),
+    pooled = replace(sites[0], pue=pue, grid_gco2e_per_kwh=grid, wue_l_per_kwh=wue,
+                     grid_water_l_per_kwh=water, region="+".join(x.region for x in sites),
+                     wue_source="; ".join(dict.fromkeys(x.wue_source for x in sites)),
+                     water_source="; ".join(x.water_source for x in sites),
                      pue_source="; ".join(dict.fromkeys(x.pue_source for x in sites)),
                      grid_source="; ".join(x.grid_source for x in sites),
                      pue_scope=max(sites, key=lambda x: x.pue).pue_scope)

@@ -413,6 +413,58 @@ def pue_table() -> pd.DataFrame:
 
 
 @functools.cache
+def water_table() -> pd.DataFrame:
+    """Water consumed per kWh (``data/water.csv``), indexed by id: on-site (an operator's
+    WUE, per kWh of IT energy) and off-site (a grid's generation, per kWh of electricity)."""
+    return read_table("water").set_index("id")
+
+
+@functools.lru_cache(maxsize=64)
+def wue(operator: str) -> tuple[float, str]:
+    """(on-site water usage effectiveness [L/kWh of IT energy], source) of a
+    ``data/pue.csv`` operator id; an operator without its own figure takes
+    ``industry-average``'s, and the source says so."""
+    df = water_table()
+    onsite = df[df["kind"] == "onsite"].set_index("key")
+    key = str(operator).strip().lower()
+    row = onsite.loc[key] if key in onsite.index else onsite.loc["industry-average"]
+    note = "" if key in onsite.index else f"no figure for {key}: industry-average's; "
+    return float(row["l_per_kwh"]), f"{note}{row['source']} ({row['source_location']})"
+
+
+@functools.lru_cache(maxsize=1024)
+def grid_water(region: str) -> tuple[float, str]:
+    """(water the grid's generation consumes [L/kWh of electricity], source) of a region
+    id: the region's own row, else its US state's or country's (a cloud region's by
+    ``data/cloud_regions.csv``), else the world average, the source naming which."""
+    df = water_table()
+    offsite = df[df["kind"] == "offsite"].set_index("key")
+    key = _region_key(region)
+    for candidate in _water_keys(key):
+        if candidate in offsite.index:
+            row = offsite.loc[candidate]
+            used = "" if candidate == key else f"{candidate}'s figure for {key}: "
+            return float(row["l_per_kwh"]), f"{used}{row['source']} ({row['source_location']})"
+    raise ValueError(f"data/water.csv: no offsite row for {WORLD!r}")  # pragma: no cover
+
+
+def _water_keys(key: str) -> list:
+    """Region ids to look a region's grid water up by, most specific first."""
+    keys = [key]
+    if ":" in key and key.split(":")[0].isupper():                  # USA:virginia
+        keys.append(key.split(":")[0])
+    mapped = read_table("cloud_regions")
+    for rec in mapped.itertuples(index=False):
+        if f"{rec.provider}:{rec.region}" == key:
+            sub = rec.subregion if isinstance(rec.subregion, str) and rec.subregion else None
+            keys += ([f"{rec.country_iso3}:{sub}"] if sub else []) + [rec.country_iso3]
+    country = regions().loc[key, "country_iso3"]
+    if isinstance(country, str) and country:
+        keys.append(country)
+    return [*dict.fromkeys(keys), WORLD]
+
+
+@functools.cache
 def input_ranges() -> pd.DataFrame:
     """Sourced ranges of the inputs nobody knows exactly (``data/input_ranges.csv``): the
     spread :mod:`traincost.uncertainty` draws them from, one row per range."""
@@ -522,12 +574,14 @@ def grid_intensity(region: str) -> tuple[float, str]:
 def site(region: str | None = None, *, grid_intensity_g: float | None = None,
          pue_value: float | None = None, price_usd_per_h: float = math.nan,
          price_model: str = "rental", electricity_usd_per_kwh: float = math.nan,
-         assumptions=DEFAULT) -> Site:
+         wue_value: float | None = None, assumptions=DEFAULT) -> Site:
     """Build a :class:`Site` from a region id and overrides.
 
     The PUE defaults to the cloud provider's fleet PUE for a cloud region, otherwise to
-    ``assumptions.default_pue_operator``; the grid intensity to the region's (world
-    average when no region is given).
+    ``assumptions.default_pue_operator``; the on-site WUE likewise to that operator's
+    (:func:`wue`); the grid intensity and the grid's water to the region's (world
+    average when no region is given, :func:`grid_water`). A grid intensity given names
+    no region, so the grid's water is the world average's.
     """
     if grid_intensity_g is not None and region is not None:
         raise ValueError("grid-intensity: give either --region or --grid-intensity, not both")
@@ -536,17 +590,24 @@ def site(region: str | None = None, *, grid_intensity_g: float | None = None,
         g, g_src = grid_intensity(key)
     else:
         g, g_src = float(grid_intensity_g), "given"
+    provider = regions().loc[key, "provider"]
+    operator = PROVIDER_OPERATOR.get(provider, assumptions.default_pue_operator)
     if pue_value is None:
-        provider = regions().loc[key, "provider"]
-        operator = PROVIDER_OPERATOR.get(provider, assumptions.default_pue_operator)
         pue_value, p_src = pue(operator)
         scope = str(pue_table().loc[operator, "scope"])
     else:
         p_src = scope = "given"
+    if wue_value is None:
+        wue_value, w_src = wue(operator)
+    else:
+        w_src = "given"
+    water, water_src = grid_water(key)
     return Site(pue=float(pue_value), grid_gco2e_per_kwh=g, price_usd_per_h=price_usd_per_h,
                 price_model=price_model,
                 electricity_usd_per_kwh=(assumptions.electricity_usd_per_kwh
                                          if math.isnan(electricity_usd_per_kwh)
                                          else electricity_usd_per_kwh),
                 region=key if grid_intensity_g is None else "custom",
-                pue_source=p_src, grid_source=g_src, pue_scope=scope)
+                pue_source=p_src, grid_source=g_src, pue_scope=scope,
+                wue_l_per_kwh=float(wue_value), grid_water_l_per_kwh=water,
+                wue_source=w_src, water_source=water_src)

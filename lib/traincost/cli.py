@@ -175,6 +175,9 @@ def _print_estimate(d: dict) -> None:
         f"at the plug (PUE {d['pue']:.2f})",
         f"  carbon      {_fmt(d['co2e_t'])} tCO2e operational ({d['grid_gco2e_per_kwh']:.0f} "
         f"g/kWh, {d['region']}), {_fmt(d['embodied_co2e_t'])} t embodied",
+        f"  water       {_fmt(d['water_m3'])} m3: {_fmt(d['water_onsite_m3'])} on site "
+        f"(WUE {_fmt(d['wue_l_per_kwh'])} L/kWh) + {_fmt(d['water_offsite_m3'])} at the power "
+        f"plants ({_fmt(d['grid_water_l_per_kwh'])} L/kWh)",
         f"  cost        {_fmt(d['cost_usd'], digits=4)} USD ({d['price_model']})",
         *_site_lines(d),
         "  step time   " + ", ".join(f"{k} {v:.3g} s" for k, v in

@@ -85,13 +85,15 @@ class Estimate:
         v = self.values
         parts = footprint.site_parts(v["it_energy_j"], [x.pue for x in sites],
                                      [x.grid_gco2e_per_kwh for x in sites], v["cost_usd"],
-                                     v["electricity_usd"])
+                                     v["electricity_usd"], [x.wue_l_per_kwh for x in sites],
+                                     [x.grid_water_l_per_kwh for x in sites])
         n = self.system.devices // self.system.sites
         return [{"region": x.region, "devices": n, "pue": x.pue,
                  "grid_gco2e_per_kwh": x.grid_gco2e_per_kwh,
                  "it_energy_mwh": it / JOULES_PER_MWH, "facility_energy_mwh": fac / JOULES_PER_MWH,
-                 "co2e_t": co2 / GRAMS_PER_TONNE, "cost_usd": _finite_or_none(cost)}
-                for x, (it, fac, co2, cost) in zip(sites, parts)]
+                 "co2e_t": co2 / GRAMS_PER_TONNE, "cost_usd": _finite_or_none(cost),
+                 "water_m3": _finite_or_none(on + off)}
+                for x, (it, fac, co2, cost, on, off) in zip(sites, parts)]
 
     # --- presentation at the edges (units converted in model.report_units only) --------
     @property
@@ -211,6 +213,11 @@ class Estimate:
             "region": self.site.region,
             "co2e_t": r["co2e_t"],
             "embodied_co2e_t": _finite_or_none(r["embodied_co2e_t"]),
+            "water_m3": _finite_or_none(r["water_m3"]),
+            "water_onsite_m3": _finite_or_none(r["water_onsite_m3"]),
+            "water_offsite_m3": _finite_or_none(r["water_offsite_m3"]),
+            "wue_l_per_kwh": _finite_or_none(self.site.wue_l_per_kwh),
+            "grid_water_l_per_kwh": _finite_or_none(self.site.grid_water_l_per_kwh),
             "cost_usd": _finite_or_none(r["cost_usd"]),
             "price_model": self.site.price_model,
             "breakdown": {
@@ -219,7 +226,8 @@ class Estimate:
                 "power_w": {"device": r["device_power_w"], "host": r["host_power_w"],
                             "busy_fraction": r["busy_fraction"]},
             },
-            "sources": {"pue": self.site.pue_source, "grid": self.site.grid_source},
+            "sources": {"pue": self.site.pue_source, "grid": self.site.grid_source,
+                        "wue": self.site.wue_source, "grid_water": self.site.water_source},
             "caveats": self.caveats,
             "validation": self.validation,
             "accuracy": self.accuracy_note(),

@@ -402,7 +402,9 @@ def carbon_by_region(params: dict, regions) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Indexed by region id: ``name``, ``grid_gco2e_per_kwh``, ``pue``,
-        ``it_energy_mwh``, ``facility_energy_mwh``, ``co2e_t``, ``embodied_co2e_t``, and
+        ``it_energy_mwh``, ``facility_energy_mwh``, ``co2e_t``, ``embodied_co2e_t``,
+        ``wue_l_per_kwh``, ``grid_water_l_per_kwh``, ``water_m3`` [m3] (on site and at the
+        power plants, :func:`traincost.footprint.onsite_water_m3`), and
         ``co2e_t_p10``, ``co2e_t_p90``: the operational emissions' 80% range
         (:func:`traincost.uncertainty.intervals`, the model's error and the input ranges
         that apply: a region's own PUE and grid are drawn, a given PUE is not).
@@ -438,6 +440,9 @@ def carbon_by_region(params: dict, regions) -> pd.DataFrame:
                      "co2e_t": d["co2e_t"],
                      "embodied_co2e_t": (math.nan if d["embodied_co2e_t"] is None
                                          else d["embodied_co2e_t"]),
+                     "wue_l_per_kwh": d["wue_l_per_kwh"],
+                     "grid_water_l_per_kwh": d["grid_water_l_per_kwh"],
+                     "water_m3": d["water_m3"],
                      "co2e_t_p10": box["co2e_t"][0], "co2e_t_p90": box["co2e_t"][2]})
     return pd.DataFrame(rows).set_index("region")
 

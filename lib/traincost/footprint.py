@@ -9,11 +9,13 @@ References
    emissions = energy x grid intensity).
 .. [2] Luccioni, Viguier & Ligozat, "Estimating the Carbon Footprint of BLOOM", JMLR 2023
    (embodied emissions amortised over the hardware's life).
+.. [3] Li, Yang, Islam & Ren, "Making AI Less 'Thirsty'", arXiv:2304.03271 (operational
+   water = E_IT x WUE_on-site + E_IT x PUE x EWIF_off-site).
 """
 
 from __future__ import annotations
 
-from .units import GRAMS_PER_KG, JOULES_PER_KWH, SECONDS_PER_HOUR
+from .units import GRAMS_PER_KG, JOULES_PER_KWH, LITRES_PER_M3, SECONDS_PER_HOUR
 
 
 def it_energy_j(avg_power_w, num_devices, wall_time_s):
@@ -35,6 +37,25 @@ def facility_energy_j(it_energy, pue):
 def operational_co2e_g(facility_energy, grid_gco2e_per_kwh):
     """Location-based operational emissions: E[kWh] x intensity [gCO2e/kWh]. [gCO2e]"""
     return facility_energy / JOULES_PER_KWH * grid_gco2e_per_kwh
+
+
+def onsite_water_m3(it_energy, wue_l_per_kwh):
+    """Water the data centre consumes on site: E_IT [kWh] x WUE [L/kWh] [3]. [m3]
+
+    >>> float(onsite_water_m3(3.6e9, 0.5))        # 1 MWh of IT energy at 0.5 L/kWh
+    0.5
+    """
+    return it_energy / JOULES_PER_KWH * wue_l_per_kwh / LITRES_PER_M3
+
+
+def offsite_water_m3(facility_energy, grid_water_l_per_kwh):
+    """Water the grid's generation consumes for the electricity drawn: E_facility [kWh]
+    x EWIF [L/kWh], the energy at the plug, PUE included [3]. [m3]
+
+    >>> float(offsite_water_m3(3.6e9, 3.0))
+    3.0
+    """
+    return facility_energy / JOULES_PER_KWH * grid_water_l_per_kwh / LITRES_PER_M3
 
 
 def embodied_co2e_g(embodied_kgco2e, num_devices, wall_time_s, lifetime_s):
@@ -86,39 +107,47 @@ def device_hours(num_devices, wall_time_s):
 
 
 
-def pooled_site(pue, grid_gco2e_per_kwh):
-    """The one PUE and grid intensity that give a multi-site run's totals. [-], [gCO2e/kWh]
+def pooled_site(pue, per_facility_kwh, per_it_kwh=()):
+    """The one PUE, per-facility-kWh factors and per-IT-kWh factors that give a multi-site
+    run's totals. [-], [unit of the factors]
 
     The sites hold equal shares of the devices and run in lockstep, so each draws 1/n of
-    the IT energy: the facility energy is ``E_IT mean(PUE_i)`` and the emissions
-    ``E_IT/n sum(PUE_i g_i)``, which a single site of ``PUE = mean(PUE_i)`` and
-    ``g = sum(PUE_i g_i) / sum(PUE_i)`` gives exactly.
+    the IT energy: the facility energy is ``E_IT mean(PUE_i)``, what scales with it (the
+    grid's carbon ``g``, its water) ``E_IT/n sum(PUE_i g_i)``, and what scales with the IT
+    energy (the on-site WUE) ``E_IT mean(w_i)``. A single site of ``PUE = mean(PUE_i)``,
+    ``g = sum(PUE_i g_i) / sum(PUE_i)`` and ``w = mean(w_i)`` gives them exactly.
+    ``per_facility_kwh`` and ``per_it_kwh`` are lists of per-site lists, one per factor.
 
-    >>> pooled_site([1.1, 1.5], [100.0, 500.0])        # g = (110 + 750) / 2.6
-    (1.3, 330.7692307692308)
+    >>> pooled_site([1.1, 1.5], [[100.0, 500.0]], [[0.2, 0.6]])   # g = (110 + 750) / 2.6
+    (1.3, [330.7692307692308], [0.4])
     """
     pue = [float(x) for x in pue]
-    grid = [float(x) for x in grid_gco2e_per_kwh]
-    return sum(pue) / len(pue), sum(p * g for p, g in zip(pue, grid)) / sum(pue)
+    facility = [sum(p * float(g) for p, g in zip(pue, f)) / sum(pue) for f in per_facility_kwh]
+    it = [sum(float(x) for x in f) / len(f) for f in per_it_kwh]
+    return sum(pue) / len(pue), facility, it
 
 
-def site_parts(it_energy, pue, grid_gco2e_per_kwh, cost_usd, electricity_usd) -> list:
+def site_parts(it_energy, pue, grid_gco2e_per_kwh, cost_usd, electricity_usd, wue_l_per_kwh,
+               grid_water_l_per_kwh) -> list:
     """Each site's share of a multi-site run: (IT energy [J], facility energy [J],
-    emissions [gCO2e], cost [USD]) per site, in order.
+    emissions [gCO2e], cost [USD], on-site water [m3], off-site water [m3]) per site, in
+    order.
 
-    Each site draws 1/n of the IT energy (:func:`pooled_site`) at its own PUE and grid; the
-    rental cost and the ownership model's depreciation split evenly with the
+    Each site draws 1/n of the IT energy (:func:`pooled_site`) at its own PUE, grid and
+    WUE; the rental cost and the ownership model's depreciation split evenly with the
     device-hours, its electricity with the facility energy. The parts sum to the run's
     totals.
 
-    >>> second = site_parts(7.2e9, [1.0, 1.5], [0.0, 0.0], 10.0, 0.0)[1]
-    >>> [round(x / 3.6e9, 3) for x in second[:2]], second[3]    # MWh IT, facility; USD
-    ([1.0, 1.5], 5.0)
+    >>> second = site_parts(7.2e9, [1.0, 1.5], [0.0, 0.0], 10.0, 0.0, [1, 1], [2, 2])[1]
+    >>> [round(x / 3.6e9, 3) for x in second[:2]], second[3:]   # MWh IT, facility; USD, m3
+    ([1.0, 1.5], (5.0, 1.0, 3.0))
     """
     n = len(pue)
-    shares = [facility_energy_j(it_energy / n, p) for p in pue]
+    it = it_energy / n
+    shares = [facility_energy_j(it, p) for p in pue]
     total = sum(shares)
     shared = (cost_usd - electricity_usd) / n            # rental, or the depreciation
-    return [(it_energy / n, fac, operational_co2e_g(fac, g),
-             shared + electricity_usd * fac / total)
-            for fac, g in zip(shares, grid_gco2e_per_kwh)]
+    return [(it, fac, operational_co2e_g(fac, g), shared + electricity_usd * fac / total,
+             onsite_water_m3(it, w), offsite_water_m3(fac, gw))
+            for fac, g, w, gw in zip(shares, grid_gco2e_per_kwh, wue_l_per_kwh,
+                                     grid_water_l_per_kwh)]

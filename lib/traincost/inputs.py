@@ -685,6 +685,14 @@ class Site:
         What the PUE figure describes (``data/pue.csv`` scope: an operator's fleet, a
         survey average, ...; ``given``): how far one site may lie from it
         (:mod:`traincost.uncertainty`). [-]
+    wue_l_per_kwh : float
+        On-site water usage effectiveness: water the data centre consumes (evaporates) per
+        kWh of IT energy, The Green Grid's WUE; NaN: unknown. [L/kWh]
+    grid_water_l_per_kwh : float
+        Water the grid's generation consumes per kWh of electricity (off-site); NaN:
+        unknown. [L/kWh]
+    wue_source, water_source : str
+        Where the two water figures come from (``given`` when the user set them). [-]
     """
 
     pue: float
@@ -696,6 +704,10 @@ class Site:
     pue_source: str = ""
     grid_source: str = ""
     pue_scope: str = ""
+    wue_l_per_kwh: float = math.nan
+    grid_water_l_per_kwh: float = math.nan
+    wue_source: str = ""
+    water_source: str = ""
 
     def __post_init__(self):
         _check_number("pue", self.pue, minimum=1.0, exclusive=False)
@@ -704,6 +716,9 @@ class Site:
         _check_number("grid-intensity", self.grid_gco2e_per_kwh, minimum=0, exclusive=False)
         _check_number("price-per-hour", self.price_usd_per_h, minimum=0, allow_nan=True)
         _check_number("electricity_usd_per_kwh", self.electricity_usd_per_kwh, minimum=0,
+                      exclusive=False, allow_nan=True)
+        _check_number("wue", self.wue_l_per_kwh, minimum=0, exclusive=False, allow_nan=True)
+        _check_number("grid_water_l_per_kwh", self.grid_water_l_per_kwh, minimum=0,
                       exclusive=False, allow_nan=True)
         if self.price_model not in PRICE_MODELS:
             raise ValueError(f"price_model: {self.price_model!r} is not one of "

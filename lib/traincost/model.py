@@ -44,7 +44,8 @@ INPUT_COLUMNS = (
     # layout (cross_site: :data:`traincost.comm.CROSS_SITE_CODES`)
     "devices", "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute", "cross_site",
     # site
-    "pue", "grid_gco2e_per_kwh", "is_rental", "electricity_usd_per_kwh",
+    "pue", "grid_gco2e_per_kwh", "is_rental", "electricity_usd_per_kwh", "wue_l_per_kwh",
+    "grid_water_l_per_kwh",
 )
 
 #: every output of :func:`evaluate` but the breakdown parts: (name, unit, meaning)
@@ -74,6 +75,9 @@ OUTPUTS = (
     ("facility_energy_j", "J", "facility energy, IT x PUE"),
     ("co2e_g", "gCO2e", "operational emissions, location-based"),
     ("embodied_co2e_g", "gCO2e", "embodied emissions of the devices, amortised"),
+    ("water_onsite_m3", "m3", "water the data centre consumes, IT energy x WUE"),
+    ("water_offsite_m3", "m3", "water the grid's generation consumes for the energy at the plug"),
+    ("water_m3", "m3", "on-site plus off-site water"),
     ("cost_usd", "USD", "cost at the price model"),
     ("depreciation_usd", "USD", "the ownership model's depreciation (0 when rented)"),
     ("electricity_usd", "USD", "the ownership model's electricity (0 when rented)"),
@@ -592,7 +596,7 @@ def footprint_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamesp
     The device draws its busy power while computing or stepping the optimizer and its
     waiting power otherwise (:func:`traincost.power.device_power_w`), up to its power limit;
     the host's share follows the rating. Wall clock is ``tokens / throughput / goodput``;
-    energy, carbon and cost follow from it (:mod:`traincost.footprint`). Returns every
+    energy, carbon, water and cost follow from it (:mod:`traincost.footprint`). Returns every
     output of :func:`evaluate` but the breakdown parts.
     """
     n = c["devices"]
@@ -610,6 +614,8 @@ def footprint_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamesp
     dev_h = footprint.device_hours(n, wall_s)
     it_j = footprint.it_energy_j(avg_w, n, wall_s)
     fac_j = footprint.facility_energy_j(it_j, c["pue"])
+    water_on = footprint.onsite_water_m3(it_j, c["wue_l_per_kwh"])
+    water_off = footprint.offsite_water_m3(fac_j, c["grid_water_l_per_kwh"])
     cost = footprint.rental_cost_usd(dev_h, c["price_usd_per_h"])
     depreciation = electricity = 0.0                 # the ownership model's parts (rental: 0)
     if any_true(np.logical_not(c["is_rental"])):    # some row needs the ownership model
@@ -647,6 +653,9 @@ def footprint_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamesp
         "embodied_co2e_g": footprint.embodied_co2e_g(
             c["embodied_kgco2e"], n, wall_s,
             a.embodied_lifetime_years * HOURS_PER_YEAR * SECONDS_PER_HOUR),
+        "water_onsite_m3": water_on,
+        "water_offsite_m3": water_off,
+        "water_m3": water_on + water_off,
         "cost_usd": cost,
         "depreciation_usd": depreciation,
         "electricity_usd": electricity,
@@ -682,6 +691,9 @@ def report_units(out: dict) -> dict:
         "facility_energy_mwh": out["facility_energy_j"] / JOULES_PER_MWH,
         "co2e_t": out["co2e_g"] / GRAMS_PER_TONNE,
         "embodied_co2e_t": out["embodied_co2e_g"] / GRAMS_PER_TONNE,
+        "water_m3": out["water_m3"],
+        "water_onsite_m3": out["water_onsite_m3"],
+        "water_offsite_m3": out["water_offsite_m3"],
         "cost_usd": out["cost_usd"],
         "busy_fraction": out["busy_fraction"],
         "device_power_w": out["device_power_w"],

@@ -213,6 +213,10 @@ INPUTS = (
     _o("grid_intensity", "site", "Site", "float", "gCO2e/kWh",
        "gCO2e/kWh instead of --region", column="grid_gco2e_per_kwh", minimum=0),
     _o("pue", "site", "Site", "float", "-", "power usage effectiveness (>= 1)", minimum=1),
+    _o("wue", "site", "Site", "float", "L/kWh",
+       "on-site water usage effectiveness, litres evaporated per kWh of IT energy (default: "
+       "the operator's, data/water.csv)", column="wue_l_per_kwh", metavar="L_PER_KWH",
+       minimum=0),
     _o("price_per_hour", "site", "Site", "float", "USD/h", "USD per device-hour",
        column="price_usd_per_h", minimum=0),
     _o("power_cap", "site", "System", "float", "W",

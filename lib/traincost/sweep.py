@@ -27,7 +27,8 @@ Input columns (one row per configuration):
                           defaults
 ``precision``             bf16 / fp16 / fp8 / tf32 (default bf16, fp16 where there is no bf16)
 ``region``                grid region id (default: world average), or ``grid_gco2e_per_kwh``
-``pue``                   default: the cloud provider's, else the industry average
+``pue``                   default: the cloud provider's, else the industry average;
+                          ``wue_l_per_kwh`` likewise (data/water.csv)
 ``price_usd_per_h``       default: the catalog's price; ``price_model`` rental / ownership
 ``power_cap_w``           per-device power limit [W] (default: none, the device's TDP);
                           ``scaleup_domain_devices``, ``scaleup_gbps``, ``scaleout_gbps``:
@@ -226,7 +227,7 @@ def _entities(df: pd.DataFrame, assumptions: Assumptions):
                 price = row.get("price_usd_per_h")
                 site_cache[skey] = catalog.site(
                     row.get("region"), grid_intensity_g=row.get("grid_gco2e_per_kwh"),
-                    pue_value=row.get("pue"),
+                    pue_value=row.get("pue"), wue_value=row.get("wue_l_per_kwh"),
                     price_usd_per_h=math.nan if price is None else float(price),
                     price_model=row.get("price_model") or "rental", assumptions=assumptions)
             site = site_cache[skey]

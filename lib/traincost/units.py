@@ -21,6 +21,8 @@ MILLI = 1e-3
 #: bits per byte: network bandwidths are quoted in Gb/s, the model runs in B/s
 BITS_PER_BYTE = 8
 
+LITRES_PER_M3 = 1e3
+
 GRAMS_PER_KG = 1e3
 GRAMS_PER_TONNE = 1e6
 KG_PER_TONNE = 1e3

@@ -172,6 +172,7 @@ def carbon_table_html(df: pd.DataFrame) -> str:
     out["operational [tCO2e]"] = [sig(v) for v in df["co2e_t"]]
     out["embodied [tCO2e]"] = [sig(v) if pd.notna(v) else "no figure"
                                for v in df["embodied_co2e_t"]]
+    out["water [m3]"] = [sig(v) for v in df["water_m3"]]
     return out.to_html(escape=True, border=0, classes="traincost-table")
 
 
