@@ -302,6 +302,14 @@ class Assumptions:
         "and an estimate says so.")
 
     # --- carbon and money ----------------------------------------------------------------
+    server_host_embodied_kgco2e: float = _a(
+        578.0, "kgCO2e/accelerator", "median of four sourced host shares of an 8-accelerator "
+        "server (everything but the accelerators, per accelerator): BLOOM's 2,500 kg / 8 = 313 "
+        "(Luccioni et al. 2023), a TPU v6e host 3,550 / 8 = 444 and an AWS p5.48xlarge 5,700 / 8 "
+        "= 713 and a DGX reference server 6,000 / 8 = 750 (EcoLogits methodology, after "
+        "Schneider et al. 2025 and BoaviztAPI)", "estimate",
+        "Server-basis embodied carbon of a device with a chip figure and no server one: chip "
+        "+ this share (range 313-750).")
     embodied_lifetime_years: float = _a(
         4.0, "years", "Luccioni et al. 2023 (JMLR, BLOOM) and Morrison et al. 2025 amortise "
         "server embodied emissions over 4 years", "reported",

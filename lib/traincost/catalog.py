@@ -413,6 +413,38 @@ def pue_table() -> pd.DataFrame:
 
 
 @functools.cache
+def embodied_table() -> pd.DataFrame:
+    """Embodied carbon per accelerator on a stated basis (``data/embodied.csv``), indexed
+    by id: ``chip`` (the package, with its baseboard share where the source counts it) and
+    ``server`` (the whole server per accelerator)."""
+    return read_table("embodied").set_index("id")
+
+
+def embodied_bases(accelerator_id: str, host_kgco2e: float) -> dict:
+    """Embodied carbon of one device by basis: ``{basis: (kgCO2e, source)}`` for ``die``
+    (``data/accelerators.csv``, LLMCarbon's die area), ``chip`` and ``server``
+    (``data/embodied.csv``), each present only where a figure exists. A device with a chip
+    figure and no server one is given ``chip + host_kgco2e`` (a server's host share per
+    accelerator, ``assumptions.server_host_embodied_kgco2e``), its source saying so."""
+    out = {}
+    acc = accelerators().loc[accelerator_id] if accelerator_id in accelerators().index else None
+    if acc is not None and acc["embodied_basis"] == "die" and pd.notna(acc["embodied_kgco2e"]):
+        out["die"] = (float(acc["embodied_kgco2e"]), str(acc["embodied_source"]))
+    rows = embodied_table()
+    for basis in ("chip", "server"):
+        key = f"{accelerator_id}-{basis}"
+        if key in rows.index:
+            row = rows.loc[key]
+            out[basis] = (float(row["kgco2e_per_device"]),
+                          f"{row['source']} ({row['source_location']})")
+    if "chip" in out and "server" not in out:
+        out["server"] = (out["chip"][0] + host_kgco2e,
+                         f"chip figure + a server's host share per accelerator "
+                         f"({host_kgco2e:g} kgCO2e, assumptions.server_host_embodied_kgco2e)")
+    return out
+
+
+@functools.cache
 def water_table() -> pd.DataFrame:
     """Water consumed per kWh (``data/water.csv``), indexed by id: on-site (an operator's
     WUE, per kWh of IT energy) and off-site (a grid's generation, per kWh of electricity)."""

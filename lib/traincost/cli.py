@@ -174,7 +174,7 @@ def _print_estimate(d: dict) -> None:
         f"  energy      {_fmt(d['it_energy_mwh'])} MWh IT, {_fmt(d['facility_energy_mwh'])} MWh "
         f"at the plug (PUE {d['pue']:.2f})",
         f"  carbon      {_fmt(d['co2e_t'])} tCO2e operational ({d['grid_gco2e_per_kwh']:.0f} "
-        f"g/kWh, {d['region']}), {_fmt(d['embodied_co2e_t'])} t embodied",
+        f"g/kWh, {d['region']}); embodied {_embodied_text(d['embodied_co2e_t_by_basis'])}",
         f"  water       {_fmt(d['water_m3'])} m3: {_fmt(d['water_onsite_m3'])} on site "
         f"(WUE {_fmt(d['wue_l_per_kwh'])} L/kWh) + {_fmt(d['water_offsite_m3'])} at the power "
         f"plants ({_fmt(d['grid_water_l_per_kwh'])} L/kWh)",
@@ -190,6 +190,12 @@ def _print_estimate(d: dict) -> None:
         *[f"  caveat      {c}" for c in d.get("caveats", [])],
     ]
     print("\n".join(lines))
+
+
+def _embodied_text(by_basis: dict) -> str:
+    """The embodied carbon on each basis with a figure, or why there is none."""
+    known = [f"{_fmt(t)} t ({basis})" for basis, t in by_basis.items() if t is not None]
+    return ", ".join(known) if known else "unknown (no figure for this device)"
 
 
 def _site_lines(d: dict) -> list:

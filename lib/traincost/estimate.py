@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from . import calibration, caveats, footprint, layout, options
+from . import calibration, catalog, caveats, footprint, layout, options
 from .assemble import (STACK_INPUTS, Inputs, columns, fixed_knobs, framework_knobs,
                        job_inputs, site_knobs, site_link, system)
 from .catalog import precision_group
@@ -33,7 +33,12 @@ from .inputs import (OVERLAP_KINDS, Accelerator, Job, ParallelConfig, Site, Stac
 from .model import MEMORY_PARTS, OUTPUTS, STEP_PARTS, evaluate, report_units
 from .search import search
 from .uncertainty import BAND_DRAWS, check_seed
-from .units import BITS_PER_BYTE, GIB, GIGA, GRAMS_PER_TONNE, JOULES_PER_MWH, MILLI
+from .units import (BITS_PER_BYTE, GIB, GIGA, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH,
+                    MILLI, SECONDS_PER_HOUR)
+
+#: the bases embodied carbon is reported on (JSON ``embodied_co2e_t_by_basis``): the die
+#: alone (LLMCarbon), the accelerator package, the whole server per accelerator
+EMBODIED_BASES = ("die", "chip", "server")
 
 
 
@@ -177,6 +182,7 @@ class Estimate:
         """The public JSON contract (its keys are listed in README.md, "What it answers")."""
         r = self.report
         p = self.parallel
+        embodied = self.embodied_by_basis()
         flat = ("params", "active_params", "model_flop_per_token", "hardware_flop_per_token",
                 "step_time_s", "tokens_per_s", "mfu", "hfu", "model_tflops_per_device",
                 "hardware_tflops_per_device", "memory_gib_per_device")
@@ -213,6 +219,7 @@ class Estimate:
             "region": self.site.region,
             "co2e_t": r["co2e_t"],
             "embodied_co2e_t": _finite_or_none(r["embodied_co2e_t"]),
+            "embodied_co2e_t_by_basis": embodied[0],
             "water_m3": _finite_or_none(r["water_m3"]),
             "water_onsite_m3": _finite_or_none(r["water_onsite_m3"]),
             "water_offsite_m3": _finite_or_none(r["water_offsite_m3"]),
@@ -227,13 +234,29 @@ class Estimate:
                             "busy_fraction": r["busy_fraction"]},
             },
             "sources": {"pue": self.site.pue_source, "grid": self.site.grid_source,
-                        "wue": self.site.wue_source, "grid_water": self.site.water_source},
+                        "wue": self.site.wue_source, "grid_water": self.site.water_source,
+                        "embodied": embodied[1]},
             "caveats": self.caveats,
             "validation": self.validation,
             "accuracy": self.accuracy_note(),
             **({"intervals": self.intervals} if self.intervals is not None else {}),
             **({"sensitivity": self.sensitivity} if self.sensitivity is not None else {}),
         }
+
+    def embodied_by_basis(self) -> tuple[dict, dict]:
+        """The run's share of its devices' embodied carbon on each basis there is a figure
+        for (:func:`traincost.catalog.embodied_bases`: ``die``, ``chip``, ``server``;
+        None where there is none), amortised as :func:`traincost.footprint.embodied_co2e_g`
+        does over ``assumptions.embodied_lifetime_years``, and each basis' source:
+        ``({basis: tCO2e or None}, {basis: source})``."""
+        a = self.assumptions
+        bases = catalog.embodied_bases(self.accelerator.id, a.server_host_embodied_kgco2e)
+        life_s = a.embodied_lifetime_years * HOURS_PER_YEAR * SECONDS_PER_HOUR
+        tonnes = {b: (footprint.embodied_co2e_g(bases[b][0], self.devices,
+                                                self.values["train_time_s"], life_s)
+                      / GRAMS_PER_TONNE if b in bases else None)
+                  for b in EMBODIED_BASES}
+        return tonnes, {b: src for b, (_, src) in bases.items()}
 
     def _site_link(self) -> dict:
         """The site-pair link used (None on one site): Gb/s each direction, ms one way."""
