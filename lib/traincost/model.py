@@ -163,9 +163,10 @@ def layout_stage(c: dict) -> SimpleNamespace:
 
     Returns a namespace with ``dp`` = n/(t p cp), ``m`` = B/(dp b) micro-batches per step,
     ``dp_cp`` (the ranks holding the same weights and reducing their gradients together
-    every step: data- and context-parallel ones alike, and a distributed optimizer shards
-    over all of them, Megatron-Core's ``intra_dp_cp_group``; under relaxed synchrony across
-    sites, those of one site), ``dp_ep`` (each expert's data-parallel replicas, likewise),
+    inside a site: data- and context-parallel ones alike, and a distributed optimizer or
+    ZeRO-3 shards over all of them, Megatron-Core's ``intra_dp_cp_group``; where the replicas
+    cross sites, those of one site), ``dp_ep`` (each expert's data-parallel replicas,
+    likewise),
     ``sites``, ``dp_cross`` and ``pp_cross`` (the data-parallel replicas or the pipeline's
     stages cross the sites), ``relaxed`` (the sites exchange every ``sync_every`` steps), the
     flag ``multi_site``, ``layers_per_stage`` and ``first_stage_layers``
@@ -180,8 +181,10 @@ def layout_stage(c: dict) -> SimpleNamespace:
     sites = c["sites"]
     dp_cross = (sites > 1) & (c["cross_site"] == comm.CROSS_SITE_CODES["dp"])
     relaxed = dp_cross & (c["sync_every"] > 1)
-    # under relaxed synchrony each site trains as its own data-parallel group between exchanges
-    dp_cp = dp * cp // np.where(relaxed, sites, 1)
+    # replicas across sites shard and reduce inside each site (hybrid sharding: FSDP inside a
+    # TPU pod, data parallel between pods, as PaLM ran, Chowdhery et al. 2022 Sec. 4), and
+    # exchange across the sites on top (_replicas_across_sites)
+    dp_cp = dp * cp // np.where(dp_cross, sites, 1)
     single_stage = p == 1
     balanced = c["balanced_pipeline"] & np.logical_not(single_stage)
     layers_per_stage, first_stage_layers = workload.stage_layers(c["layers"], p, v, balanced)
@@ -508,12 +511,12 @@ def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNa
             gather, units, forward_mb, backward_mb, full_rc, a.zero3_prefetch_overlap_fraction),
             0.0)
     else:
-        dp_step, gathers_exposed, gather = dp_reduce, 0.0, 0.0
+        dp_step, gathers_exposed = dp_reduce, 0.0
     dp_exposed = performance.dp_exposed_time(dp_step, backward_mb, gathers_exposed, g.m,
                                              c["vpp"], c["dp_overlap"], a.dp_overlap_fraction)
     cross = 0.0                                      # one site: nothing crosses
     if g.multi_site:
-        cross = _replicas_across_sites(c, a, g, w, dp_step, gather, forward_mb, backward_mb,
+        cross = _replicas_across_sites(c, a, g, w, dp_step, gathers_exposed, backward_mb,
                                        dp_exposed)
     optimizer_params = memory.optimizer_shard_params(shard.dense, shard.expert, zero, g.dp_cp,
                                                      g.dp_ep)
@@ -524,38 +527,25 @@ def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNa
                                                          c["hbm_bytes_per_s"])}
 
 
-def _replicas_across_sites(c, a, g, w, dp_step, gather, forward_mb, backward_mb, dp_exposed):
+def _replicas_across_sites(c, a, g, w, dp_step, gathers_exposed, backward_mb, dp_exposed):
     """Where the data-parallel replicas cross the sites: what their exchange over the
     site links adds to a step. [s]
 
-    The gradients reduce hierarchically: inside each site over the fabric (priced as on
-    one site, so an ideal link gives the one-site step exactly), then across the sites, a
-    site-pair link carrying the ring all-reduce of one whole copy of the model's gradients
-    (:func:`traincost.comm.cross_site_all_reduce_time`); under ZeRO-3 only its
-    reduce-scatter half, and every pass's weight gathers cross too
-    (:func:`traincost.comm.zero3_gather_time` of all the weights over the ``s`` sites).
+    Each site shards and reduces inside itself (hybrid sharding, ``layout_stage``'s
+    ``dp_cp``), so every device ends its in-site reduction holding its share of the
+    gradients, and the devices holding the same share in the ``s`` sites all-reduce it over
+    the link: a site-pair link carries the ring all-reduce of one whole copy of the model's
+    gradients (:func:`traincost.comm.cross_site_all_reduce_time`), whatever the ZeRO stage.
     Synchronous (``sync_every`` 1), the exchange hides as the in-site one does
     (:func:`traincost.performance.dp_exposed_time`) and the part returned is what it adds
-    to the exposed time. Relaxed (DiLoCo, every H steps), each site reduces only inside
-    itself every step, and the outer exchange of the weight updates, blocking, costs 1/H
-    of itself per step.
+    to the exposed time. Relaxed (DiLoCo, every H steps), the outer exchange of the weight
+    updates, blocking, costs 1/H of itself per step.
     """
-    link_bw = _site_link(c, a)
-    latency, zero3 = c["site_link_latency_s"], c["zero"] == 3
     exchange = comm.cross_site_all_reduce_time(
-        w.params["total"] * a.grad_reduce_bytes_per_param, g.sites, link_bw, latency)
-    if g.any_zero3:
-        cross_gather = np.where(zero3, comm.zero3_gather_time(
-            w.params["total"] * a.weight_bytes_per_param, g.layers_per_stage, g.sites, link_bw,
-            latency), 0.0)
-        gathers_exposed = np.where(zero3, performance.zero3_gathers_exposed(
-            gather + cross_gather, g.layers_per_stage, forward_mb, backward_mb, g.full_rc,
-            a.zero3_prefetch_overlap_fraction), 0.0)
-        step_exchange = np.where(zero3, exchange / 2, exchange)   # ZeRO-3: reduce-scatter
-    else:
-        gathers_exposed, step_exchange = 0.0, exchange
+        w.params["total"] * a.grad_reduce_bytes_per_param, g.sites, _site_link(c, a),
+        c["site_link_latency_s"])
     synchronous = performance.dp_exposed_time(
-        dp_step + step_exchange, backward_mb, gathers_exposed, g.m, c["vpp"], c["dp_overlap"],
+        dp_step + exchange, backward_mb, gathers_exposed, g.m, c["vpp"], c["dp_overlap"],
         a.dp_overlap_fraction) - dp_exposed
     relaxed = exchange / c["sync_every"]
     return np.where(g.dp_cross, np.where(g.relaxed, relaxed, synchronous), 0.0)
