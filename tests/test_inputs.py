@@ -31,6 +31,7 @@ def test_each_declared_input_is_a_field_of_its_container():
     chooses = {"model", "precision", "region", "site_regions"}
     # network bandwidths are given in Gb/s and held in B/s, latencies in ms held in s
     converted = {"scale_up_gbps": "scaleup_bytes_per_s", "scale_out_gbps": "scaleout_bytes_per_s",
+                 "oversubscription": "scaleout_oversubscription",
                  "site_link_gbps": "site_link_bytes_per_s",
                  "site_link_latency_ms": "site_link_latency_s"}
     for o in options.INPUTS:
@@ -148,7 +149,8 @@ def test_network_what_ifs_reach_the_system_from_keywords_and_flags(capsys):
     nic = traincost.estimate(H100, 16, scale_out_gbps=100, **SMALL, **knobs)
     assert nic.system.scaleout_bw == 12.5e9
     assert nic.to_dict()["network"] == {"scale_up_domain": 8, "scale_up_gbps": 3600.0,
-                                        "scale_out_gbps": 100.0, "site_link_gbps": None,
+                                        "scale_out_gbps": 100.0, "oversubscription": 1.0,
+                                        "site_link_gbps": None,
                                         "site_link_latency_ms": None}
     with pytest.raises(ValueError, match="scale-out-gbps: 0.0 must be above 0"):
         traincost.estimate(H100, 16, scale_out_gbps=0, **SMALL)

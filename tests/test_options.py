@@ -83,7 +83,8 @@ def test_sweep_columns_come_from_the_table():
     assert sweep_module._SITE_COLUMNS == ("region", "grid_gco2e_per_kwh", "pue",
                                           "wue_l_per_kwh", "price_usd_per_h", "price_model")
     assert sweep_module._SYSTEM_COLUMNS == ("power_cap_w", "scaleup_domain_devices",
-                                            "scaleup_gbps", "scaleout_gbps", "sites",
+                                            "scaleup_gbps", "scaleout_gbps",
+                                            "scaleout_oversubscription", "sites",
                                             "site_link_gbps", "site_link_latency_ms")
     assert "optimizer_state" in sweep_module.STACK_COLUMNS
     assert "precision" not in sweep_module.STACK_COLUMNS

@@ -281,3 +281,17 @@ def test_palm_two_pods_weak_scaling():
     ratio = two.tokens_per_s / one.tokens_per_s
     assert ratio == pytest.approx(1.95, rel=0.03)
     assert ratio < 2.0
+
+
+def test_oversubscription_divides_the_fabric_between_domains():
+    """R:1 oversubscription leaves a device 1/R of its NIC's rate between scale-up domains:
+    on one site, --oversubscription 4 is --scale-out-gbps 100 on a 400G NIC."""
+    kw = dict(RUN, zero=3, tp=1, pp=1)                # ZeRO-3 gathers cross the 8-GPU domains
+    over = traincost.estimate("h100-sxm5-80gb", 64, oversubscription=4, **kw)
+    slow = traincost.estimate("h100-sxm5-80gb", 64, scale_out_gbps=100, **kw)
+    base = traincost.estimate("h100-sxm5-80gb", 64, **kw)
+    assert over.step_time_s == pytest.approx(slow.step_time_s, rel=1e-12)
+    assert over.step_time_s > base.step_time_s
+    assert over.to_dict()["network"]["oversubscription"] == 4.0
+    with pytest.raises(ValueError, match="oversubscription: 0.5 must be at least 1"):
+        traincost.estimate("h100-sxm5-80gb", 64, oversubscription=0.5, **kw)

@@ -61,12 +61,13 @@ def as_accelerator(accelerator) -> Accelerator:
 
 
 def system(accelerator, devices: int, power_cap=None, scale_up_domain=None,
-           scale_up_gbps=None, scale_out_gbps=None, sites=None, site_link_gbps=None,
-           site_link_latency_ms=None) -> System:
+           scale_up_gbps=None, scale_out_gbps=None, oversubscription=None, sites=None,
+           site_link_gbps=None, site_link_latency_ms=None) -> System:
     """The :class:`~traincost.System` of ``devices`` x ``accelerator`` (id or object) with
     an optional power limit [W] (None: the devices' TDP), network tiers other than the
     catalog's: devices per scale-up domain, scale-up and scale-out bandwidth per device and
-    direction [Gb/s] (None: the accelerator's), and the sites the devices are split over
+    direction [Gb/s] (None: the accelerator's), the scale-out fabric's oversubscription
+    R:1 (None: 1, non-blocking), and the sites the devices are split over
     with the link between two of them [Gb/s each direction, ms one way] (None: one site,
     the assumptions' link). ValueError names ``power-cap`` for a limit the device cannot
     take, and the flag of a bandwidth that is not above zero.
@@ -84,7 +85,10 @@ def system(accelerator, devices: int, power_cap=None, scale_up_domain=None,
     return System(as_accelerator(accelerator), devices,
                   power_cap_w=nan if power_cap is None else float(power_cap),
                   scaleup_domain_devices=scale_up_domain or 0,
-                  scaleup_bytes_per_s=_gbps(scale_up_gbps), scaleout_bytes_per_s=_gbps(scale_out_gbps),
+                  scaleup_bytes_per_s=_gbps(scale_up_gbps),
+                  scaleout_bytes_per_s=_gbps(scale_out_gbps),
+                  scaleout_oversubscription=1.0 if oversubscription is None
+                  else float(oversubscription),
                   sites=sites or 1, site_link_bytes_per_s=_gbps(site_link_gbps),
                   site_link_latency_s=(nan if site_link_latency_ms is None
                                        else float(site_link_latency_ms) * MILLI))
@@ -147,6 +151,7 @@ def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
         "scaleup_domain_devices": sys_.domain_devices,
         "scaleup_bytes_per_s": sys_.scaleup_bw,
         "scaleout_bytes_per_s": sys_.scaleout_bw,
+        "scaleout_oversubscription": sys_.scaleout_oversubscription,
         "sites": sys_.sites,
         # NaN: buildings of one campus at each row's device count (model._site_link)
         "site_link_bytes_per_s": sys_.site_link_bytes_per_s,

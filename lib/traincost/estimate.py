@@ -212,6 +212,7 @@ class Estimate:
                                                          * BITS_PER_BYTE / GIGA),
                         "scale_out_gbps": _finite_or_none(self.system.scaleout_bw
                                                           * BITS_PER_BYTE / GIGA),
+                        "oversubscription": self.system.scaleout_oversubscription,
                         **self._site_link()},
             "sites": self.site_parts(),
             "pue": self.site.pue,

@@ -594,6 +594,10 @@ class System:
     scaleout_bytes_per_s : float
         Scale-out (inter-node) bandwidth per device, one direction; NaN means the
         accelerator's. [B/s]
+    scaleout_oversubscription : float
+        Oversubscription of the scale-out fabric, R:1 (1: non-blocking, as rail-optimised
+        AI fabrics are; Llama 3's pods of one building were joined at 1:7, arXiv:2407.21783
+        Sec. 3.3.1): traffic between scale-up domains gets 1/R of a device's NIC rate. [-]
     sites : int
         Buildings or regions the devices are split over, evenly (1: one site). [-]
     site_link_bytes_per_s : float
@@ -610,6 +614,7 @@ class System:
     scaleup_domain_devices: int = 0
     scaleup_bytes_per_s: float = math.nan
     scaleout_bytes_per_s: float = math.nan
+    scaleout_oversubscription: float = 1.0
     sites: int = 1
     site_link_bytes_per_s: float = math.nan
     site_link_latency_s: float = math.nan
@@ -628,6 +633,8 @@ class System:
                       exclusive=False, integer=True)
         for n in ("scaleup_bytes_per_s", "scaleout_bytes_per_s"):
             _check_number(n, getattr(self, n), minimum=0, allow_nan=True)
+        _check_number("oversubscription", self.scaleout_oversubscription, minimum=1.0,
+                      exclusive=False)
         _check_number("sites", self.sites, minimum=0, integer=True)
         if self.devices % self.sites:
             raise ValueError(f"sites: {self.sites} does not divide the {self.devices} devices "

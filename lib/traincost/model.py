@@ -30,6 +30,7 @@ INPUT_COLUMNS = (
     "model_error_factor",
     "hbm_bytes", "hbm_bytes_per_s", "tdp_w", "idle_w", "power_cap_w",
     "scaleup_domain_devices", "scaleup_bytes_per_s", "scaleout_bytes_per_s",
+    "scaleout_oversubscription",
     # the sites a run is split over and the link between two of them
     "sites", "site_link_bytes_per_s", "site_link_latency_s",
     "price_usd_per_h", "capex_usd", "embodied_kgco2e", "bytes_per_element",
@@ -378,8 +379,10 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
 
 
 def _network(c: dict, a: Assumptions) -> tuple:
-    """The device's network tiers, as :func:`traincost.comm.link` takes them."""
-    return (c["scaleup_domain_devices"], c["scaleup_bytes_per_s"], c["scaleout_bytes_per_s"],
+    """The device's network tiers, as :func:`traincost.comm.link` takes them: the scale-out
+    rate across domains is the NIC's over the fabric's oversubscription."""
+    return (c["scaleup_domain_devices"], c["scaleup_bytes_per_s"],
+            c["scaleout_bytes_per_s"] / c["scaleout_oversubscription"],
             a.scaleup_comm_efficiency, a.scaleout_comm_efficiency, a.scaleup_latency_s,
             a.scaleout_latency_s)
 

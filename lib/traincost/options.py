@@ -233,6 +233,10 @@ INPUTS = (
     _o("scale_out_gbps", "system", "System", "float", "Gb/s",
        "scale-out bandwidth per device, each direction (one 400G NIC per GPU: 400)",
        column="scaleout_gbps", metavar="GBPS", minimum=0),
+    _o("oversubscription", "system", "System", "float", "-",
+       "oversubscription R of the scale-out fabric, R:1 (default 1, non-blocking; Llama 3 "
+       "joined the pods of a building at 7)", column="scaleout_oversubscription", metavar="R",
+       minimum=1),
     # one run over several sites
     _o("sites", "sites", "System", "int", "-",
        "buildings or regions the devices are split over, evenly (default 1)", metavar="N"),

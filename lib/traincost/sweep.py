@@ -31,8 +31,11 @@ Input columns (one row per configuration):
                           ``wue_l_per_kwh`` likewise (data/water.csv)
 ``price_usd_per_h``       default: the catalog's price; ``price_model`` rental / ownership
 ``power_cap_w``           per-device power limit [W] (default: none, the device's TDP);
-                          ``scaleup_domain_devices``, ``scaleup_gbps``, ``scaleout_gbps``:
-                          network tiers other than the accelerator's [devices, Gb/s]
+                          ``scaleup_domain_devices``, ``scaleup_gbps``, ``scaleout_gbps``,
+                          ``scaleout_oversubscription``: network tiers other than the
+                          accelerator's [devices, Gb/s, R:1]; ``sites``,
+                          ``site_link_gbps``, ``site_link_latency_ms``, ``cross_site``
+                          (dp / pp): a run over several sites
 ========================  ==================================================================
 
 Rows are grouped by their accelerator, power cap, workload, job, stack and site: each
