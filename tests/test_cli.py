@@ -129,7 +129,7 @@ def test_validate_case_shows_the_source_the_assumptions_and_the_comparison(capsy
     assert "power_cap_w 350" in out and "global_batch 1024" in out
     assert "assumed     not in source, assumed: devices 2048" in out
     assert "  layout      tp=" in out and "  step time   compute" in out
-    assert "published   device_hours: reported 1.038e+06" in out
+    assert "published   device_hours: reported 1,038,000" in out
     rc, out, _ = run(["validate", "--case", "llama2-34b", "--json"], capsys)
     d = json.loads(out)
     assert d["inputs"]["power_cap_w"] == 350 and d["estimate"]["devices"] == 2048
@@ -164,3 +164,18 @@ def test_validate_table_marks_the_model_gaps(capsys):
     assert "gap" in rows["opt-175b-llama-normalized"]
     assert "gap" not in rows["llama1-7b"]
     assert "`traincost validate --case ID` says why" in out
+
+
+def test_one_number_format(capsys):
+    """Issue 26: every figure in significant figures with thousands separators, never
+    ``3.756e+05`` beside ``2,877,873`` (tokens and FLOP per token stay scientific)."""
+    import re
+    rc, out, _ = run(["estimate", "--accelerator", "h100-sxm5-80gb", "--devices", "1024",
+                      "--model", "llama3.1-70b", "--global-batch", "1024"], capsys)
+    assert rc == 0
+    for line in out.splitlines():
+        if line.lstrip().startswith(("params", "time", "caveat", "accuracy")):
+            continue                                 # FLOP/token and tokens: scientific
+        assert not re.search(r"\d\.\d+e[+-]\d\d", line), line
+    cost = next(x for x in out.splitlines() if x.lstrip().startswith("cost"))
+    assert re.search(r"cost        \d{1,3}(,\d{3})+ USD", cost)

@@ -17,6 +17,7 @@ import pandas as pd
 
 from . import __version__, catalog, options
 from .estimate import attention_label, compare, estimate
+from .formatting import sig
 
 EXIT_USAGE = 2
 
@@ -141,9 +142,10 @@ def _clean(obj):
 
 
 def _fmt(x, unit="", digits=3):
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "n/a"
-    return f"{x:,.{digits}g}{unit}" if abs(x) < 1e6 else f"{x:,.0f}{unit}"
+    """A number to ``digits`` significant figures with thousands separators (``n/a`` when
+    missing), as every figure the CLI prints (:func:`traincost.formatting.sig`)."""
+    text = sig(x, digits)
+    return text if text == "n/a" else f"{text}{unit}"
 
 
 def _print_estimate(d: dict) -> None:
@@ -180,9 +182,9 @@ def _print_estimate(d: dict) -> None:
         f"plants ({_fmt(d['grid_water_l_per_kwh'])} L/kWh)",
         f"  cost        {_fmt(d['cost_usd'], digits=4)} USD ({d['price_model']})",
         *_site_lines(d),
-        "  step time   " + ", ".join(f"{k} {v:.3g} s" for k, v in
+        "  step time   " + ", ".join(f"{k} {_fmt(v)} s" for k, v in
                                      d["breakdown"]["step_time_s"].items() if v),
-        "  memory      " + ", ".join(f"{k} {v:.3g} GiB" for k, v in
+        "  memory      " + ", ".join(f"{k} {_fmt(v)} GiB" for k, v in
                                      d["breakdown"]["memory_gib"].items()),
         f"  accuracy    {d['accuracy']}",
         *_interval_lines(d.get("intervals")),
@@ -303,8 +305,8 @@ def _validate_case(args) -> None:
     print(f"  model gap   {d['model_gap'] or 'none'}")
     _print_estimate(d["estimate"].to_dict())
     for _, r in table.iterrows():
-        print(f"  published   {r['metric']}: reported {r['reported']:.4g}, predicted "
-              f"{r['predicted']:.4g} ({r['error_pct']:+.1f}%)"
+        print(f"  published   {r['metric']}: reported {_fmt(r['reported'], digits=4)}, "
+              f"predicted {_fmt(r['predicted'], digits=4)} ({r['error_pct']:+.1f}%)"
               + (", by construction" if r["by_construction"] else ""))
     if table.empty:
         print("  published   no figure of this family to compare")

@@ -19,6 +19,7 @@ import math
 import ipywidgets as widgets
 
 from .. import catalog, plotting
+from ..formatting import sig  # noqa: F401 - the kit's formatting, re-exported
 from ..units import GIGA
 
 #: a short, curated list of grid regions for the dropdowns (world first), spanning
@@ -42,24 +43,6 @@ RECOMPUTE_CHOICES = ("none", "selective", "full")
 # --------------------------------------------------------------------------------------
 # formatting and parsing (no widgets)
 # --------------------------------------------------------------------------------------
-def sig(value, digits: int = 3) -> str:
-    """``value`` rounded to ``digits`` significant figures, with thousands separators.
-
-    >>> sig(704284.08), sig(33.4109), sig(0.44417)
-    ('704,000', '33.4', '0.444')
-    """
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return "n/a"
-    if not math.isfinite(x):
-        return "n/a"
-    rounded = float(f"{x:.{digits}g}")
-    if abs(rounded) >= 10 ** (digits - 1):
-        return f"{rounded:,.0f}"
-    return f"{rounded:.{digits}g}"
-
-
 def region_options(region_ids=CURATED_REGIONS) -> list[tuple[str, str]]:
     """(label, id) pairs for a region dropdown; ids the catalog lacks are left out.
 
