@@ -107,13 +107,17 @@ def test_estimate_says_how_far_published_runs_like_it_landed(capsys):
 def test_validate_power_family_is_the_measured_power(capsys):
     # Patterson et al. 2021 Table 4 measured 330 W per V100 for GPT-3 and 310 W per TPU v3
     # for T5 (system power, host share included); MLPerf Training v4.0's SMC power logs
-    # 6,849 W per 8-GPU node at AC, 856 W per H100: the only measured powers
+    # 6,849 W per 8-GPU node at AC, 856 W per H100, and its Llama 2 70B LoRA submissions
+    # (v4.0-v5.0, node AC / 8): the only measured powers
     rc, out, _ = run(["validate", "--family", "power", "--json"], capsys)
     assert rc == 0
     d = json.loads(out)
     reported = {c["case"]: c["reported"] for c in d["cases"]}
     assert reported == {"patterson-gpt3-175b": 330.0, "patterson-t5-11b": 310.0,
-                        "mlperf40-smc-gpt3-512": 856.0}
+                        "mlperf40-smc-gpt3-512": 856.0, "mlperf40-smc-lora70b-8": 869.0,
+                        "mlperf40-smc-lora70b-64": 727.0, "mlperf40-smc-lora70b-512": 636.0,
+                        "mlperf41-dell-lora70b-64": 878.0,
+                        "mlperf50-lenovo-lora70b-b200-8": 1196.0}
     gpt3 = next(c for c in d["cases"] if c["case"] == "patterson-gpt3-175b")
     assert abs(gpt3["predicted"] / 330.0 - 1) <= 0.10           # the issue's 10% target
     assert [s["family"] for s in d["summary"]] == ["power"]

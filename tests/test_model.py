@@ -39,7 +39,8 @@ def toy(**over) -> dict:
         dp_overlap=False, ep_overlap=False, balanced_pipeline=False, fp8_activations=False,
         optimizer_bf16=False, devices=1, tp=1, pp=1, cp=1, ep=1, vpp=1, zero=0, micro_batch=1,
         recompute=0, pue=1.5, grid_gco2e_per_kwh=400.0, is_rental=True,
-        electricity_usd_per_kwh=0.1)
+        electricity_usd_per_kwh=0.1, scaleout_oversubscription=1.0, sites=1,
+        site_link_bytes_per_s=np.nan, site_link_latency_s=0.0, sync_every=1)
     c.update(over)
     return c
 

@@ -36,7 +36,8 @@ def test_columns_in_contract_order():
     assert list(RUNS.columns) == (
         "id name run_type model_preset accelerator devices tp pp dp cp ep vpp global_batch "
         "micro_batch seq_len recompute precision attention_kernel parallel_block overlap "
-        "balanced_pipeline fp8_activations optimizer_state zero power_cap_w tokens total_flop "
+        "balanced_pipeline fp8_activations optimizer_state lora zero power_cap_w tokens "
+        "total_flop "
         "reported_hardware_tflops_per_device "
         "reported_model_tflops_per_device reported_mfu reported_step_time_s "
         "reported_tokens_per_s_per_device reported_peak_memory_gib_per_device reported_train_days "
@@ -168,9 +169,13 @@ def test_assumed_power_is_never_labelled_measured():
     assumed = RUNS["power_basis"].isin({"tdp_assumed", "cap_assumed"})
     assert not (assumed & (RUNS["energy_basis"] == "measured")).any()
     measured_power = RUNS[RUNS["power_basis"] == "measured"]
-    # Patterson et al. 2021 Table 4; MLPerf Training v4.0's power logs (node AC power / 8)
+    # Patterson et al. 2021 Table 4; MLPerf Training v4.0-v5.0's power logs (node AC power
+    # / 8): GPT-3 and five Llama 2 70B LoRA submissions
     assert set(measured_power["id"]) == {"patterson-gpt3-175b", "patterson-t5-11b",
-                                         "mlperf40-smc-gpt3-512"}
+                                         "mlperf40-smc-gpt3-512", "mlperf40-smc-lora70b-8",
+                                         "mlperf40-smc-lora70b-64", "mlperf40-smc-lora70b-512",
+                                         "mlperf41-dell-lora70b-64",
+                                         "mlperf50-lenovo-lora70b-b200-8"}
 
 
 def test_sc21_table1_aggregate_matches_per_gpu_throughput():

@@ -273,7 +273,7 @@ def test_cli_stack_flags_reach_the_estimate(capsys):
     assert d["stack"] == {"attention_kernel": "materialized", "parallel_block": True,
                           "overlap": ["tp", "dp"], "balanced_pipeline": False,
                           "fp8_activations": False, "optimizer_state": "fp32",
-                          "framework": "unspecified", "sync_every": 1,
+                          "framework": "unspecified", "lora": False, "sync_every": 1,
                           "attention_kernel_used": "materialized"}
 
 

@@ -243,6 +243,13 @@ RULES = (
          _record_says, "traincost.catalog.published_mfu_record (data/published_runs.csv)"),
     Rule("moe-even-routing", lambda est: bool(est.workload.experts) and est.parallel.ep > 1,
          _moe_says, "DeepSeek-V3 technical report, arXiv:2412.19437, Table 1"),
+    Rule("lora", lambda est: bool(est.stack.lora),
+         lambda est: ("lora: the base weights are frozen (no weight gradients, exchange or "
+                      "optimizer step for them); the adapters' own work and state are left "
+                      "out, and only measured power checks LoRA runs (MLPerf's Llama 2 70B "
+                      "LoRA submissions, `traincost validate --family power`), not their "
+                      "throughput."),
+         "Hu et al. 2021, arXiv:2106.09685; MLPerf Training v4.0-v5.0 power logs"),
     Rule("sites-unvalidated", lambda est: est.system.sites > 1, _sites_says,
          "traincost.comm.cross_site_all_reduce_time; issue 23 (validation runs)"),
     Rule("relaxed-synchrony",

@@ -462,6 +462,13 @@ class Stack:
         Training framework, an id of ``data/frameworks.csv`` (``traincost catalog
         frameworks``): its fitted efficiency factor scales the in-model matmul efficiency
         (``unspecified``, the default: the reference framework's, Megatron-Core). [-]
+    lora : bool
+        LoRA fine-tuning (Hu et al. 2021, arXiv:2106.09685): the base weights are frozen
+        and only low-rank adapters train, so the backward pass computes the gradients of
+        the activations but not of the weights (the GEMMs' backward costs one forward, not
+        two), and there are no weight gradients to exchange and no optimizer state or step
+        for them. The adapters' own work and state (under 0.1% of a 70B model's at rank
+        16) are left out. [-]
     sync_every : int
         Relaxed synchrony across sites: the sites' replicas exchange their weight updates
         once every ``sync_every`` optimizer steps (DiLoCo, Douillard et al. 2023,
@@ -477,6 +484,7 @@ class Stack:
     fp8_activations: bool = False
     optimizer_state: str = "fp32"
     framework: str = "unspecified"
+    lora: bool = False
     sync_every: int = 1
 
     def __post_init__(self):

@@ -42,6 +42,7 @@ INPUT_COLUMNS = (
     # software stack
     "flash_attention", "parallel_block", "tp_overlap", "pp_overlap", "dp_overlap",
     "ep_overlap", "balanced_pipeline", "fp8_activations", "optimizer_bf16", "sync_every",
+    "frozen_weights",
     # layout (cross_site: :data:`traincost.comm.CROSS_SITE_CODES`)
     "devices", "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute", "cross_site",
     # site
@@ -219,7 +220,8 @@ def workload_stage(c: dict) -> SimpleNamespace:
         c["layers"], c["seq_len"], c["heads"], c["head_dim"], mla=mla,
         qk_rope_head_dim=c["qk_rope_head_dim"], v_head_dim=c["v_head_dim"])
     model_fpt, hw_fpt = workload.flop_per_token(params["layer_matmul_active"], c["vocab"],
-                                                c["hidden"], attn_core, c["recompute"])
+                                                c["hidden"], attn_core, c["recompute"],
+                                                c["frozen_weights"])
     qk_dim, v_dim = workload.attention_head_dims(c["head_dim"], mla, c["qk_rope_head_dim"],
                                                  c["v_head_dim"])
     return SimpleNamespace(params=params, model_fpt=model_fpt, hw_fpt=hw_fpt, qk_dim=qk_dim,
@@ -240,17 +242,20 @@ def memory_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace
         params["layers"] - expert_params, g.first_stage_layers, L, params["embedding"],
         params["output"], c["pp"], t, c["mtp_depth"] if g.mtp else 0, c["hidden"])
     # Adam state per parameter: fp32 master, m and v, or bf16 m and v without a master copy
+    # frozen weights (LoRA) keep no gradients and no optimizer state
+    trained = np.logical_not(c["frozen_weights"])
     optimizer_bytes = np.where(c["optimizer_bf16"], a.optimizer_bf16_bytes_per_param,
-                               a.optimizer_bytes_per_param)
+                               a.optimizer_bytes_per_param) * trained
+    grad_bytes = a.grad_bytes_per_param * trained
     states = memory.model_state_bytes(dense, g.dp_cp, c["zero"], a.weight_bytes_per_param,
-                                      a.grad_bytes_per_param, optimizer_bytes)
+                                      grad_bytes, optimizer_bytes)
     if g.moe:
         expert = memory.expert_params_on_device(
             expert_params, g.stage_share, c["ep"], t, c["pp"], c["experts"],
             params["moe_layers"], c["mtp_depth"] if g.mtp else 0)
         states_expert = memory.model_state_bytes(expert, g.dp_ep, c["zero"],
-                                                 a.weight_bytes_per_param,
-                                                 a.grad_bytes_per_param, optimizer_bytes)
+                                                 a.weight_bytes_per_param, grad_bytes,
+                                                 optimizer_bytes)
         states = {k_: states[k_] + states_expert[k_] for k_ in states}
     else:
         expert = 0.0                                 # dense: no expert weights
@@ -355,9 +360,12 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
         up_recompute = np.where(fp8_act & mla & np.logical_not(g.full_rc), up_proj, 0.0)
     recompute_layer = performance.recompute_time(fwd_layer, core, g.full_rc, selective) \
         + up_recompute
-    layer_work = performance.training_work(fwd_layer, core_bwd_extra, recompute_layer)
+    # frozen weights (LoRA): the matmuls' backward computes no weight gradients
+    frozen = c["frozen_weights"]
+    layer_work = performance.training_work(fwd_layer, core_bwd_extra, recompute_layer,
+                                           np.where(frozen, layer_mm, 0.0))
     logits_fwd = performance.gemm_time(tokens_mb, h, c["vocab"] / t, flop_rate, bw, e)
-    output_work = 3 * logits_fwd
+    output_work = np.where(frozen, 2, 3) * logits_fwd
     if g.mtp:
         # D multi-token-prediction modules (DeepSeek-V3 Sec. 2.2), each one block of the
         # last layer's kind, a 2h -> h projection and another pass of the output head
@@ -489,16 +497,19 @@ def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNa
         bw_edp, lat_edp = comm.link(g.dp_ep, t * ep, *net)
     else:
         bw_edp, lat_edp = bw_dp, lat_dp              # ep = 1: the expert group is the dp group
-    grad_expert = shard.expert * a.grad_reduce_bytes_per_param
-    dp_reduce = comm.collective_time("all_reduce", shard.dense * a.grad_reduce_bytes_per_param,
-                                     g.dp_cp, bw_dp, lat_dp)
+    # frozen weights (LoRA) have no gradients to reduce and no optimizer step
+    reduce_bytes = a.grad_reduce_bytes_per_param * np.logical_not(c["frozen_weights"])
+    grad_expert = shard.expert * reduce_bytes
+    dp_reduce = comm.collective_time("all_reduce", shard.dense * reduce_bytes, g.dp_cp, bw_dp,
+                                     lat_dp)
     if g.moe:                                        # a dense model has no expert gradients
         dp_reduce = dp_reduce + np.where(
             grad_expert > 0, comm.collective_time("all_reduce", grad_expert, g.dp_ep, bw_edp,
                                                   lat_edp), 0.0)
-    # a micro-batch's passes in units of one forward: forward 1, backward 2, and with full
-    # recomputation one more forward inside the backward
-    forward_mb = comp.compute_mb / (3 + full_rc)
+    dp_reduce = np.where(c["frozen_weights"], 0.0, dp_reduce)     # nothing to reduce at all
+    # a micro-batch's passes in units of one forward: forward 1, backward 2 (about 1 with
+    # frozen weights), and with full recomputation one more forward inside the backward
+    forward_mb = comp.compute_mb / (3 + full_rc - c["frozen_weights"])
     backward_mb = 2 * forward_mb
     if g.any_zero3:
         zero3 = zero == 3
@@ -524,7 +535,7 @@ def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNa
     optimizer_params = memory.optimizer_shard_params(shard.dense, shard.expert, zero, g.dp_cp,
                                                      g.dp_ep)
     step_bytes = np.where(c["optimizer_bf16"], a.optimizer_step_bf16_bytes_per_param,
-                          a.optimizer_step_bytes_per_param)
+                          a.optimizer_step_bytes_per_param) * np.logical_not(c["frozen_weights"])
     return {"dp_comm": dp_exposed, "cross_site_comm": cross,
             "optimizer": performance.optimizer_step_time(optimizer_params, step_bytes,
                                                          c["hbm_bytes_per_s"])}
@@ -545,7 +556,8 @@ def _replicas_across_sites(c, a, g, w, dp_step, gathers_exposed, backward_mb, dp
     updates, blocking, costs 1/H of itself per step.
     """
     exchange = comm.cross_site_all_reduce_time(
-        w.params["total"] * a.grad_reduce_bytes_per_param, g.sites, _site_link(c, a),
+        w.params["total"] * a.grad_reduce_bytes_per_param
+        * np.logical_not(c["frozen_weights"]), g.sites, _site_link(c, a),
         c["site_link_latency_s"])
     synchronous = performance.dp_exposed_time(
         dp_step + exchange, backward_mb, gathers_exposed, g.m, c["vpp"], c["dp_overlap"],

@@ -187,6 +187,10 @@ INPUTS = (
        f"{DEFAULT.optimizer_bytes_per_param:g} B/param) or bf16 (bf16 momentum and variance, "
        f"no fp32 master, {DEFAULT.optimizer_bf16_bytes_per_param:g} B/param; NeMo "
        "distributed_fused_adam with dtype bf16)", choices=OPTIMIZER_STATES),
+    _o("lora", "stack", "Stack", "bool", "-",
+       "LoRA fine-tuning: the base weights frozen (no weight gradients, gradient exchange "
+       "or optimizer state for them), only low-rank adapters train (their own small work "
+       "left out)"),
     _o("framework", "stack", "Stack", "choice", "-",
        "training framework (see `traincost catalog frameworks`): its efficiency factor, "
        "fitted on its published runs, and the defaults it implies (attention kernel, "

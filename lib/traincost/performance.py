@@ -355,17 +355,19 @@ def recompute_time(forward_s, core_s, full, selective):
     return np.where(full, forward_s, np.where(selective, core_s, 0.0))
 
 
-def training_work(forward_s, backward_extra_s, recompute_s):
+def training_work(forward_s, backward_extra_s, recompute_s, frozen_matmul_s=0.0):
     """Forward, backward and recompute time of one layer for one micro-batch. [s]
 
-    ``3 t_fwd + t_bwd,extra + t_recompute``: a backward costs two forwards (the gradients
-    of the inputs and of the weights, Narayanan et al. SC21 Sec. 5.1), plus what a fused
-    attention core's backward adds beyond that and the recomputation.
+    ``3 t_fwd + t_bwd,extra + t_recompute - t_frozen``: a backward costs two forwards (the
+    gradients of the inputs and of the weights, Narayanan et al. SC21 Sec. 5.1), plus what
+    a fused attention core's backward adds beyond that and the recomputation; with frozen
+    weights (LoRA) the matmuls' weight gradients, ``t_frozen`` = one forward of the
+    matmuls, are not computed.
 
-    >>> float(training_work(2.0, 0.5, 2.0))
-    8.5
+    >>> float(training_work(2.0, 0.5, 2.0)), float(training_work(2.0, 0.5, 2.0, 1.5))
+    (8.5, 7.0)
     """
-    return 3 * forward_s + backward_extra_s + recompute_s
+    return 3 * forward_s + backward_extra_s + recompute_s - frozen_matmul_s
 
 
 def stage_compute_time(layers_per_stage, layer_work_s, output_work_s, balanced, pp,

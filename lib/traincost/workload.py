@@ -242,7 +242,8 @@ def attention_core_flop_per_token(layers, seq_len, heads, head_dim, *, mla=False
     return layers * 2 * seq_len * heads * (d_qk + d_v)
 
 
-def flop_per_token(layer_matmul_active, vocab, hidden, attention_core_flop, recompute_code):
+def flop_per_token(layer_matmul_active, vocab, hidden, attention_core_flop, recompute_code,
+                   frozen_weights=False):
     """Model and hardware FLOP per training token.
 
     Parameters
@@ -255,6 +256,8 @@ def flop_per_token(layer_matmul_active, vocab, hidden, attention_core_flop, reco
         Forward attention-core FLOP per token, all layers. [FLOP]
     recompute_code : int or array
         0 none, 1 selective, 2 full (see ``RECOMPUTE_CODES``). [-]
+    frozen_weights : bool or array
+        The weights are frozen (LoRA): the backward computes no weight gradients. [-]
 
     Returns
     -------
@@ -266,11 +269,19 @@ def flop_per_token(layer_matmul_active, vocab, hidden, attention_core_flop, reco
     backward of twice the forward: model FLOP = 3F. Full recompute repeats the layers'
     forward (2*W_layers + A); selective recompute repeats only the attention core A [3].
     For GPT this is Megatron-LM Eq. 3 [1]: 96*B*s*L*h^2*(1 + s/(6h) + V/(16*L*h)) per step
-    with full recompute and 72*(...)(1 + s/(6h) + V/(12*L*h)) without.
+    with full recompute and 72*(...)(1 + s/(6h) + V/(12*L*h)) without. With frozen
+    weights the matmuls' backward computes the input gradients only, one forward's worth:
+    model FLOP = 3F - (2*W_layers + 2*V*h) (the attention core's backward is unchanged).
+
+    >>> [float(x) for x in flop_per_token(1.0, 1, 1, 0.0, 0)]          # F = 2 + 2 = 4
+    [12.0, 12.0]
+    >>> [float(x) for x in flop_per_token(1.0, 1, 1, 0.0, 0, True)]    # 12 - (2 + 2)
+    [8.0, 8.0]
     """
     layer_fwd = 2 * layer_matmul_active + attention_core_flop
+    matmul_fwd = 2 * layer_matmul_active + output_layer_forward_flop_per_token(vocab, hidden)
     forward = layer_fwd + output_layer_forward_flop_per_token(vocab, hidden)
-    model = 3 * forward
+    model = 3 * forward - np.where(frozen_weights, matmul_fwd, 0.0)
     extra = np.where(recompute_code == RECOMPUTE_CODES["full"], layer_fwd,
                      np.where(recompute_code == RECOMPUTE_CODES["selective"],
                               attention_core_flop, 0.0))
