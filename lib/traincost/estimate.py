@@ -33,8 +33,8 @@ from .inputs import (OVERLAP_KINDS, Accelerator, Job, ParallelConfig, Site, Stac
 from .model import MEMORY_PARTS, OUTPUTS, STEP_PARTS, evaluate, report_units
 from .search import search
 from .uncertainty import BAND_DRAWS, check_seed
-from .units import (BITS_PER_BYTE, GIB, GIGA, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH,
-                    MILLI, SECONDS_PER_HOUR)
+from .units import (BITS_PER_BYTE, GIB, GIGA, GRAMS_PER_TONNE, JOULES_PER_MWH, MILLI,
+                    SECONDS_PER_YEAR)
 
 #: the bases embodied carbon is reported on (JSON ``embodied_co2e_t_by_basis``): the die
 #: alone (LLMCarbon), the accelerator package, the whole server per accelerator
@@ -252,7 +252,7 @@ class Estimate:
         ``({basis: tCO2e or None}, {basis: source})``."""
         a = self.assumptions
         bases = catalog.embodied_bases(self.accelerator.id, a.server_host_embodied_kgco2e)
-        life_s = a.embodied_lifetime_years * HOURS_PER_YEAR * SECONDS_PER_HOUR
+        life_s = a.embodied_lifetime_years * SECONDS_PER_YEAR
         tonnes = {b: (footprint.embodied_co2e_g(bases[b][0], self.devices,
                                                 self.values["train_time_s"], life_s)
                       / GRAMS_PER_TONNE if b in bases else None)

@@ -19,7 +19,7 @@ from . import comm, footprint, memory, performance, power, workload
 from .arrays import any_true
 from .assumptions import DEFAULT, Assumptions
 from .units import (GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH, SECONDS_PER_DAY,
-                    SECONDS_PER_HOUR, TERA)
+                    SECONDS_PER_YEAR, TERA)
 
 INPUT_COLUMNS = (
     # accelerator (at the chosen precision)
@@ -657,7 +657,7 @@ def footprint_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamesp
         "co2e_g": footprint.operational_co2e_g(fac_j, c["grid_gco2e_per_kwh"]),
         "embodied_co2e_g": footprint.embodied_co2e_g(
             c["embodied_kgco2e"], n, wall_s,
-            a.embodied_lifetime_years * HOURS_PER_YEAR * SECONDS_PER_HOUR),
+            a.embodied_lifetime_years * SECONDS_PER_YEAR),
         "water_onsite_m3": water_on,
         "water_offsite_m3": water_off,
         "water_m3": water_on + water_off,
