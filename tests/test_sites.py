@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -21,6 +19,8 @@ import pytest
 import traincost
 from traincost import comm, footprint
 from traincost.assumptions import DEFAULT
+
+from clihelpers import run
 
 #: a small dense run on 64 H100s with its layout fixed, so only the sites change
 RUN = dict(model="llama2-7b", global_batch=512, tokens=1e11, tp=2, pp=2, cp=1, ep=1, vpp=1,
@@ -206,22 +206,25 @@ def test_search_reports_the_placement():
     (["--cross-site", "pp"], "cross-site"),
     (["--sites", "2", "--cross-site", "xx"], "cross-site"),
 ])
-def test_cli_bad_site_input(args, flag):
-    cmd = [sys.executable, "-m", "traincost.cli", "estimate", "--accelerator", "h100-sxm5-80gb",
-           "--devices", "64", "--model", "llama2-7b", "--global-batch", "512", *args]
-    run = subprocess.run(cmd, capture_output=True, text=True)
-    assert run.returncode == 2, run.stderr
-    assert run.stdout == ""
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1 and f"{flag}" in lines[0], run.stderr
+def test_cli_bad_site_input(args, flag, capsys):
+    try:
+        rc, out, err = run(["estimate", "--accelerator", "h100-sxm5-80gb", "--devices", "64",
+                            "--model", "llama2-7b", "--global-batch", "512", *args], capsys)
+    except SystemExit as exc:                   # argparse's own refusal (a bad choice)
+        rc, (out, err) = exc.code, capsys.readouterr()
+    assert rc == 2, err
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and f"{flag}" in lines[0], err
 
 
-def test_cli_json_sites():
-    cmd = [sys.executable, "-m", "traincost.cli", "estimate", "--accelerator", "h100-sxm5-80gb",
-           "--devices", "64", "--model", "llama2-7b", "--global-batch", "512", "--sites", "2",
-           "--site-regions", "FRA,DEU", "--site-link-gbps", "400", "--cross-site", "dp",
-           "--json"]
-    d = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+def test_cli_json_sites(capsys):
+    rc, out, _ = run(["estimate", "--accelerator", "h100-sxm5-80gb", "--devices", "64",
+                      "--model", "llama2-7b", "--global-batch", "512", "--sites", "2",
+                      "--site-regions", "FRA,DEU", "--site-link-gbps", "400", "--cross-site",
+                      "dp", "--json"], capsys)
+    assert rc == 0
+    d = json.loads(out)
     assert [s["region"] for s in d["sites"]] == ["FRA", "DEU"]
     assert set(d["sites"][0]) >= {"region", "devices", "pue", "it_energy_mwh",
                                   "facility_energy_mwh", "co2e_t", "cost_usd"}

@@ -10,14 +10,14 @@ The figures are data/water.csv's rows, read from that paper's Table 1 and WRI 20
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
 
 import traincost
 from traincost import catalog, footprint
+
+from clihelpers import run
 
 RUN = dict(model="llama2-7b", global_batch=512, tokens=1e11, tp=1, pp=1, cp=1, ep=1, vpp=1,
            zero=1, micro_batch=1, recompute="selective")
@@ -93,13 +93,13 @@ def test_sweep_takes_a_wue_column():
     assert out.loc[1, "water_onsite_m3"] == pytest.approx(out.loc[1, "it_energy_mwh"])
 
 
-def test_cli_water_and_bad_wue():
-    base = [sys.executable, "-m", "traincost.cli", "estimate", "--accelerator",
-            "h100-sxm5-80gb", "--devices", "64", "--model", "llama2-7b", "--global-batch", "512"]
-    d = json.loads(subprocess.run(base + ["--json"], capture_output=True, text=True,
-                                  check=True).stdout)
-    assert {"water_m3", "water_onsite_m3", "water_offsite_m3"} <= set(d)
-    bad = subprocess.run(base + ["--wue", "nan"], capture_output=True, text=True)
-    assert bad.returncode == 2 and bad.stdout == ""
-    lines = bad.stderr.strip().splitlines()
+def test_cli_water_and_bad_wue(capsys):
+    base = ["estimate", "--accelerator", "h100-sxm5-80gb", "--devices", "64", "--model",
+            "llama2-7b", "--global-batch", "512"]
+    rc, out, _ = run(base + ["--json"], capsys)
+    assert rc == 0
+    assert {"water_m3", "water_onsite_m3", "water_offsite_m3"} <= set(json.loads(out))
+    rc, out, err = run(base + ["--wue", "nan"], capsys)
+    assert rc == 2 and out == ""
+    lines = err.strip().splitlines()
     assert len(lines) == 1 and "wue" in lines[0]
