@@ -132,6 +132,8 @@ def test_ownership_cost_model():
     own = traincost.estimate(**kw, price_model="ownership").to_dict()
     a = traincost.DEFAULT_ASSUMPTIONS
     capex = traincost.accelerator("a100-sxm4-40gb").capex_usd
+    # the chips' price and the servers and network around them (Cottier et al. 2024's shares)
+    capex *= 1 + a.ownership_system_overhead_fraction
     expected = (capex * own["device_hours"] / (a.ownership_lifetime_years * 365.25 * 24)
                 + own["facility_energy_mwh"] * 1e3 * a.electricity_usd_per_kwh)
     assert own["cost_usd"] == pytest.approx(expected, rel=1e-9)

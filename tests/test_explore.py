@@ -270,7 +270,8 @@ def test_rent_and_own_by_hand(rent_own):
     assert rent["device_hours"] == own["device_hours"]           # same run, same layout
     assert rent["cost_usd"] == pytest.approx(rent["device_hours"] * acc.price_usd_per_h)
     life_h = DEFAULT.ownership_lifetime_years * HOURS_PER_YEAR
-    assert own["depreciation_usd"] == pytest.approx(acc.capex_usd * own["device_hours"] / life_h)
+    system = acc.capex_usd * (1 + DEFAULT.ownership_system_overhead_fraction)
+    assert own["depreciation_usd"] == pytest.approx(system * own["device_hours"] / life_h)
     assert own["electricity_usd"] == pytest.approx(
         own["facility_energy_mwh"] * 1000 * DEFAULT.electricity_usd_per_kwh)
 

@@ -32,3 +32,14 @@ def test_embodied_amortisation():
 def test_ownership_cost():
     # $20,000 over 35,064 h, used 35,064 device-hours, plus 1 MWh at $0.10/kWh
     assert ownership_cost_usd(35064.0, 20000.0, 35064.0, JOULES_PER_MWH, 0.10) == pytest.approx(20100.0)
+
+
+def test_ownership_overhead_follows_cottier_shares():
+    """Cottier et al. 2024's abstract: server components 15-22%, cluster interconnect 9-13%
+    and energy 2-6% of frontier runs' amortized hardware and energy cost, the chips the
+    rest. Beyond the chips' price, owning costs (servers + network) / chips."""
+    from traincost.assumptions import DEFAULT
+    mid = (18.5 + 11.0) / (100 - 18.5 - 11.0 - 4.0)
+    low, high = (15 + 9) / (100 - 15 - 9 - 2), (22 + 13) / (100 - 22 - 13 - 6)
+    assert DEFAULT.ownership_system_overhead_fraction == pytest.approx(mid, abs=0.005)
+    assert low < DEFAULT.ownership_system_overhead_fraction < high

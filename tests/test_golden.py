@@ -11,6 +11,11 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
 - fp8 on devices whose fp8 peak equals their bf16 peak (TPU v5p and v6e, Gaudi 3): the 135
   such valid sweep rows, and only they, run 0-17% faster (test_stack's
   test_fp8_is_never_slower_than_bf16).
+- ownership in full (issue 24): an owned device's purchase is its chips' price and the
+  servers and network around them (assumptions.ownership_system_overhead_fraction, Cottier
+  et al. 2024's shares); the 227 valid sweep rows priced as owned, and only they, change
+  their cost_usd. The same regeneration adds the columns of this session (water,
+  step_cross_site_comm_s) and the validation's five MLPerf LoRA power cases.
 """
 
 from __future__ import annotations

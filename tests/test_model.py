@@ -152,13 +152,14 @@ def test_ownership_rows_beside_rental_rows():
     """A row priced as owned uses the ownership model, its neighbour the rental price."""
     out = model.evaluate(toy(is_rental=np.array([True, False]), capex_usd=30000.0))
     wall_h = out["train_time_s"] / 3600
-    own = (30000.0 * wall_h / (A.ownership_lifetime_years * 8766)
+    system = 30000.0 * (1 + A.ownership_system_overhead_fraction)    # chips + servers, network
+    own = (system * wall_h / (A.ownership_lifetime_years * 8766)
            + out["facility_energy_j"] / 3.6e6 * 0.1)
     assert out["cost_usd"][0] == pytest.approx(wall_h * 2.0)
     assert out["cost_usd"][1] == pytest.approx(own)
     assert math.isfinite(out["cost_usd"][1])
     # its parts come out of evaluate: depreciation and electricity, zero for the rented row
-    assert out["depreciation_usd"][1] == pytest.approx(30000.0 * wall_h
+    assert out["depreciation_usd"][1] == pytest.approx(system * wall_h
                                                        / (A.ownership_lifetime_years * 8766))
     assert out["electricity_usd"][1] == pytest.approx(out["facility_energy_j"] / 3.6e6 * 0.1)
     assert (out["depreciation_usd"][0], out["electricity_usd"][0]) == (0.0, 0.0)

@@ -317,6 +317,14 @@ class Assumptions:
     ownership_lifetime_years: float = _a(
         4.0, "years", "Cottier et al. 2024 Sec. 2 amortise hardware over its useful life",
         "estimate", "Years over which an owned device's purchase price is depreciated.")
+    ownership_system_overhead_fraction: float = _a(
+        0.44, "fraction of the accelerators' price", "Cottier et al. 2024 (arXiv:2405.21015) "
+        "abstract: of the amortized hardware and energy cost of frontier runs, server "
+        "components 15-22%, cluster-level interconnect 9-13%, energy 2-6%, the accelerator "
+        "chips the rest; at the midpoints (18.5 + 11) / (100 - 18.5 - 11 - 4) = 0.44 (range "
+        "(15 + 9) / 74 = 0.32 to (22 + 13) / 59 = 0.59)", "estimate",
+        "What owning devices costs beyond their chips' price (the servers' CPUs, memory, "
+        "boards, power supplies and the cluster's network), as a share of the chips' price.")
     electricity_usd_per_kwh: float = _a(
         0.08, "USD/kWh", "US EIA Electric Power Monthly, average industrial retail price "
         "2023-2024 (~8 cents/kWh)", "reported",

@@ -624,8 +624,10 @@ def footprint_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamesp
     cost = footprint.rental_cost_usd(dev_h, c["price_usd_per_h"])
     depreciation = electricity = 0.0                 # the ownership model's parts (rental: 0)
     if any_true(np.logical_not(c["is_rental"])):    # some row needs the ownership model
+        # the chips' price plus the servers and network around them (Cottier et al. 2024)
         dep, elec = footprint.ownership_cost_parts_usd(
-            dev_h, c["capex_usd"], a.ownership_lifetime_years * HOURS_PER_YEAR, fac_j,
+            dev_h, c["capex_usd"] * (1 + a.ownership_system_overhead_fraction),
+            a.ownership_lifetime_years * HOURS_PER_YEAR, fac_j,
             c["electricity_usd_per_kwh"])
         cost = np.where(c["is_rental"], cost, dep + elec)
         depreciation = np.where(c["is_rental"], 0.0, dep)

@@ -9,7 +9,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from .. import catalog, explore, plotting
-from ..units import GIGA
+from ..units import GIGA, HOURS_PER_YEAR
 from .kit import (STYLE, WIDE, Refresher, accelerator_dropdown, accelerator_select, cards,
                   check_choice, int_text, message_html, model_dropdown, parse_device_counts,
                   parse_optional_number, png, region_dropdown, sig, tokens_text)
@@ -39,9 +39,10 @@ def rent_own_html(table: pd.DataFrame) -> str:
     return cards(cells) + (
         f"<p style='font-size:90%;color:#333'>{sig(rent['device_hours'])} device-hours, "
         f"{sig(rent['train_time_days'])} days, {sig(own['facility_energy_mwh'])} MWh at the "
-        "plug. Owning charges the run its share of the purchase price (spread over "
-        f"{sig(table.attrs['lifetime_h'] / 8766)} years of round-the-clock use) plus its "
-        "electricity.</p>") + (message_html("\n".join(notes)) if notes else "")
+        "plug. Owning charges the run its share of the purchase price of the chips and of "
+        "the servers and network around them (spread over "
+        f"{sig(table.attrs['lifetime_h'] / HOURS_PER_YEAR)} years of round-the-clock use) "
+        "plus its electricity.</p>") + (message_html("\n".join(notes)) if notes else "")
 
 
 def rent_or_own(accelerator: str = "a100-sxm4-40gb", model: str = "llama2-7b",
