@@ -75,3 +75,14 @@ def column_lines(df, ax, figsize: tuple, *, linestyles=("-",), markers=(None,)):
                 linestyle=linestyles[i % len(linestyles)], marker=markers[i % len(markers)],
                 linewidth=2, label=str(col), gid=str(col))
     return fig, ax
+
+
+def finish_lines(ax, title: str) -> None:
+    """A line chart's common finish: the title on the left, a light grid, the legend, no
+    top or right spine; the y axis from zero."""
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, fontsize=11, fontweight="bold", loc="left")
+    ax.grid(color="#DDDDDD", linewidth=0.6)
+    ax.legend(fontsize=8)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)

@@ -8,7 +8,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from .base import OKABE_ITO, _short_number, column_lines
+from .base import OKABE_ITO, _short_number, column_lines, finish_lines
 
 
 #: the band columns a candidate's whiskers read (time across, cost up)
@@ -114,11 +114,6 @@ def sensitivity_lines(df: pd.DataFrame, *, title: str | None = None, ax=None) ->
     ax.set_xlabel("Price as a share of today's catalog value [%]")
     ax.set_ylabel("Cost of the run [USD]")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _short_number(v, "USD")))
-    ax.set_ylim(bottom=0)
-    ax.set_title(title or "Which price matters: the steeper the line, the more it moves the cost",
-                 fontsize=11, fontweight="bold", loc="left")
-    ax.grid(color="#DDDDDD", linewidth=0.6)
-    ax.legend(fontsize=8)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+    finish_lines(ax, title or "Which price matters: the steeper the line, the more it moves "
+                              "the cost")
     return fig

@@ -6,7 +6,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from .base import _short_number, column_lines
+from .base import _short_number, column_lines, finish_lines
 
 
 def site_link_lines(df: pd.DataFrame, *, one_site_s: float | None = None,
@@ -37,11 +37,6 @@ def site_link_lines(df: pd.DataFrame, *, one_site_s: float | None = None,
     ax.set_xlabel("Link between two sites, each direction [Gb/s]")
     ax.set_ylabel("Time per optimizer step [s]")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _short_number(v)))
-    ax.set_ylim(bottom=0)
-    ax.set_title(title or "A slow link costs time; which dimension crosses it decides how much",
-                 fontsize=11, fontweight="bold", loc="left")
-    ax.grid(color="#DDDDDD", linewidth=0.6)
-    ax.legend(fontsize=8)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+    finish_lines(ax, title or "A slow link costs time; which dimension crosses it decides how "
+                              "much")
     return fig
