@@ -43,3 +43,17 @@ def test_ownership_overhead_follows_cottier_shares():
     low, high = (15 + 9) / (100 - 15 - 9 - 2), (22 + 13) / (100 - 22 - 13 - 6)
     assert DEFAULT.ownership_system_overhead_fraction == pytest.approx(mid, abs=0.005)
     assert low < DEFAULT.ownership_system_overhead_fraction < high
+
+
+def test_ownership_share_is_drawn_in_intervals():
+    """Its range, Cottier et al.'s 0.32-0.59, is an assumption range of every interval, so
+    an owned run's cost carries it."""
+    import traincost
+    from traincost import uncertainty
+    est = traincost.estimate("a100-sxm4-40gb", 64, model="llama2-7b", global_batch=512,
+                             tokens=1e10, price_model="ownership")
+    drawn = {i.id: i for i in uncertainty.uncertain_inputs(est)}
+    assert "ownership-overhead" in drawn
+    assert drawn["ownership-overhead"].input == "ownership_system_overhead_fraction"
+    low, _, high = uncertainty.intervals(est, draws=2000, seed=3)["cost_usd"]
+    assert low < est.cost_usd < high

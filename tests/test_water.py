@@ -103,3 +103,16 @@ def test_cli_water_and_bad_wue(capsys):
     assert rc == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "wue" in lines[0]
+
+
+def test_water_has_a_range_unless_the_wue_is_given():
+    """data/input_ranges.csv's wue-site (a factor 0.27-3.27 on the site's WUE, Li et al.'s
+    site spread around the U.S. average) is drawn for a WUE the catalog chose, not for
+    one the user gave; the water interval holds the point estimate."""
+    from traincost import uncertainty
+    est = traincost.estimate("h100-sxm5-80gb", 64, **RUN, region="aws:us-east-1")
+    assert "wue-site" in [i.id for i in uncertainty.uncertain_inputs(est)]
+    given = traincost.estimate("h100-sxm5-80gb", 64, **RUN, region="aws:us-east-1", wue=0.3)
+    assert "wue-site" not in [i.id for i in uncertainty.uncertain_inputs(given)]
+    low, mid, high = uncertainty.intervals(est, draws=2000, seed=1)["water_m3"]
+    assert low < est.water_m3 < high and low < mid < high

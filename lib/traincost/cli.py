@@ -217,7 +217,7 @@ def _site_lines(d: dict) -> list:
 #: the interval lines' labels and units, in print order
 _INTERVAL_LINES = (("tokens_per_s", "tokens/s"), ("train_time_days", "days"),
                    ("device_hours", "device-hours"), ("facility_energy_mwh", "MWh at the plug"),
-                   ("co2e_t", "tCO2e"), ("cost_usd", "USD"))
+                   ("co2e_t", "tCO2e"), ("cost_usd", "USD"), ("water_m3", "m3 of water"))
 
 
 #: the words for each output whose range the sensitivity apportions

@@ -57,7 +57,7 @@ from .model import evaluate, report_units
 ERROR_CLASSES = ("reference", "fitted", "borrowed", "unspecified")
 #: the outputs an interval is given for (report keys)
 INTERVAL_KEYS = ("tokens_per_s", "step_time_s", "mfu", "train_time_days", "device_hours",
-                 "facility_energy_mwh", "co2e_t", "cost_usd")
+                 "facility_energy_mwh", "co2e_t", "cost_usd", "water_m3")
 #: the interval's quantiles: p10, p50, p90 (an 80% interval)
 QUANTILES = (0.1, 0.5, 0.9)
 #: Monte Carlo draws when none are asked for
@@ -168,7 +168,8 @@ PUE_SCOPES = {"pue_fleet": ("fleet_ttm", "fleet_annual", "new_design"),
 def uncertain_inputs(est) -> list:
     """The inputs an interval of ``est`` draws: the model's error first, then each range
     that applies (a PUE range matching the site's PUE scope, the grid ranges unless the
-    grid intensity was given, every assumption range). [-]"""
+    grid intensity was given, the WUE range unless the WUE was given, every assumption
+    range). [-]"""
     return _uncertain(est.system, est.inputs)
 
 
@@ -180,6 +181,8 @@ def _uncertain(system, spec) -> list:
         if inp.use in PUE_SCOPES and spec.site.pue_scope not in PUE_SCOPES[inp.use]:
             continue
         if inp.use == "grid" and spec.site.grid_source == "given":
+            continue
+        if inp.use == "wue" and spec.site.wue_source == "given":
             continue
         out.append(inp)
     return out
@@ -220,6 +223,8 @@ def _evaluate_design(system, spec, precision, p, assumptions, u, inputs) -> dict
             cols["pue"] = 1.0 + (cols["pue"] - 1.0) * v
         elif inp.use == "grid":                      # a factor on the annual intensity
             cols["grid_gco2e_per_kwh"] = cols["grid_gco2e_per_kwh"] * v
+        elif inp.use == "wue":                       # a factor on the site's on-site WUE
+            cols["wue_l_per_kwh"] = cols["wue_l_per_kwh"] * v
         else:
             overrides[inp.input] = v
     a = replace(assumptions, **overrides)
