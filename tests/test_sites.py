@@ -56,7 +56,8 @@ def test_an_ideal_link_scales_replicas_perfectly(zero):
     """Replicas across the sites shard and reduce inside each (hybrid sharding, as PaLM's
     two pods ran): over an ideal link each step is one site's step alone, on its share of
     the devices and the batch, with the same memory; only the wait for a straggler grows,
-    twice the devices holding twice the chance of a slow one (MegaScale Sec. 6.3)."""
+    twice the devices holding twice the chance of a slow one (MegaScale Sec. 6.3), and the
+    pipeline bubble, which holds that wait, with it."""
     one = traincost.estimate("h100-sxm5-80gb", 32, **{**RUN, "zero": zero, "global_batch": 256})
     ideal = _est(zero=zero, sites=2, cross_site="dp", site_link_gbps=1e15,
                  site_link_latency_ms=0)

@@ -190,9 +190,10 @@ class Assumptions:
         "the cross-building end of Meta's tiers.")
     site_link_comm_efficiency: float = _a(
         0.80, "fraction", "no collective benchmark over a data-centre interconnect was found; "
-        "the scale-out fabric's achieved fraction (scaleout_comm_efficiency) is used",
-        "estimate", "Achieved fraction of a site-pair link's bandwidth in the cross-site "
-        "exchange.")
+        "the nccl-tests multi-node prior of the scale-out fabric (stas00/ml-engineering "
+        "network/README.md), not its fitted value, which also absorbs in-node effects the "
+        "ring model leaves out", "estimate", "Achieved fraction of a site-pair link's "
+        "bandwidth in the cross-site exchange.")
     tp_overlap_fraction: float = _a(
         0.0, "fraction", "Narayanan et al. SC21 Sec. 3.3: tensor-parallel all-reduces sit on "
         "the critical path", "estimate",
