@@ -20,7 +20,7 @@ def test_fractions_are_fractions():
 
 
 def test_overrides_are_checked():
-    a = with_overrides(goodput_fraction=0.8)
-    assert a.goodput_fraction == 0.8 and DEFAULT.goodput_fraction == 0.9
+    a = with_overrides(interruption_lost_s=600.0)
+    assert a.interruption_lost_s == 600.0 and DEFAULT.interruption_lost_s != 600.0
     with pytest.raises(ValueError, match="unknown assumption"):
         with_overrides(goodput=0.8)

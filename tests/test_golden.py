@@ -16,6 +16,10 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   et al. 2024's shares); the 227 valid sweep rows priced as owned, and only they, change
   their cost_usd. The same regeneration adds the columns of this session (water,
   step_cross_site_comm_s) and the validation's five MLPerf LoRA power cases.
+- goodput from interruptions (issue 21): no sweep row or searched estimate moves (each runs
+  at most 16,384 devices, where the operations' 90% stays the lower share); validate.json
+  moves only for LLaMA 65B, whose "21 days" and GPU-hours the paper derives from its
+  380 tokens/s per GPU (time_basis compute_only: its five figures).
 """
 
 from __future__ import annotations

@@ -29,11 +29,14 @@ def test_each_declared_input_is_a_field_of_its_container():
     # default when not given), a region or grid figure (Site holds the resolved number)
     # (site_regions: a region per site, held as each site's own Site in Inputs.sites)
     chooses = {"model", "precision", "region", "site_regions"}
-    # network bandwidths are given in Gb/s and held in B/s, latencies in ms held in s
+    # network bandwidths are given in Gb/s and held in B/s, latencies in ms held in s; the
+    # interruption rate per million device-hours held per device-second, minutes in s
     converted = {"scale_up_gbps": "scaleup_bytes_per_s", "scale_out_gbps": "scaleout_bytes_per_s",
                  "oversubscription": "scaleout_oversubscription",
                  "site_link_gbps": "site_link_bytes_per_s",
-                 "site_link_latency_ms": "site_link_latency_s"}
+                 "site_link_latency_ms": "site_link_latency_s",
+                 "interruption_rate": "interruption_rate_per_device_s",
+                 "interruption_minutes": "interruption_lost_s"}
     for o in options.INPUTS:
         if o.name in chooses:
             continue

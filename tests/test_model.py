@@ -77,7 +77,9 @@ def test_toy_footprint_by_hand():
     chip = 100 + 300 * (busy * A.compute_power_fraction + (1 - busy) * A.wait_power_fraction)
     assert out["device_power_w"] == pytest.approx(chip)
     assert out["avg_power_w_per_device"] == pytest.approx(chip + 400 * A.host_power_fraction_of_tdp)
-    wall = 2e6 / (2 / step) / A.goodput_fraction
+    goodput = min(A.operations_goodput_fraction,
+                  1 / (1 + A.interruption_rate_per_device_s * A.interruption_lost_s))
+    wall = 2e6 / (2 / step) / goodput
     assert out["train_time_s"] == pytest.approx(wall)
     assert out["it_energy_j"] == pytest.approx(out["avg_power_w_per_device"] * wall)
     assert out["facility_energy_j"] == pytest.approx(1.5 * out["it_energy_j"])

@@ -84,8 +84,10 @@ def test_sweep_columns_come_from_the_table():
                                           "wue_l_per_kwh", "price_usd_per_h", "price_model")
     assert sweep_module._SYSTEM_COLUMNS == ("power_cap_w", "scaleup_domain_devices",
                                             "scaleup_gbps", "scaleout_gbps",
-                                            "scaleout_oversubscription", "sites",
-                                            "site_link_gbps", "site_link_latency_ms")
+                                            "scaleout_oversubscription",
+                                            "interruption_rate", "interruption_minutes",
+                                            "sites", "site_link_gbps",
+                                            "site_link_latency_ms")
     assert "optimizer_state" in sweep_module.STACK_COLUMNS
     assert "precision" not in sweep_module.STACK_COLUMNS
 

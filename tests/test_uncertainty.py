@@ -126,7 +126,9 @@ def test_a_range_is_drawn_only_where_the_value_is_not_known():
     assert "pue-unknown-site" in ids(region="FRA")
     given = ids(pue=1.2, grid_intensity=300.0)
     assert not [i for i in given if i.startswith(("pue", "grid"))]
-    assert given[0] == "model" and {"compute-power", "host-power", "goodput-mature"} <= set(given)
+    assert given[0] == "model"
+    assert {"compute-power", "host-power", "goodput-mature", "interruption-lost-mature"} \
+        <= set(given)
 
 
 def _design(est, *inputs):
@@ -140,13 +142,13 @@ def _const(id_, input_, use, value):
 
 def test_drawn_inputs_move_energy_carbon_and_time_as_the_formulas_say(est):
     # the world-average site: PUE 1.56 (Uptime survey mean). A factor 2 on its excess gives
-    # PUE 1 + 2 x 0.56 = 2.12; half the grid intensity halves the carbon per MWh; goodput
-    # 0.45 instead of 0.9 doubles the wall-clock time; the throughput stays
+    # PUE 1 + 2 x 0.56 = 2.12; half the grid intensity halves the carbon per MWh; operations
+    # that keep 0.45 instead of 0.9 double the wall-clock time; the throughput stays
     r = est.report
     assert est.site.pue == pytest.approx(1.56)
     rep = _design(est, _const("m", "model_error_factor", "model", 1.0),
                   _const("p", "pue", "pue_survey", 2.0), _const("g", "grid", "grid", 0.5),
-                  _const("q", "goodput_fraction", "assumption", 0.45))
+                  _const("q", "operations_goodput_fraction", "assumption", 0.45))
     assert rep["tokens_per_s"][0] == pytest.approx(r["tokens_per_s"], rel=1e-12)
     assert rep["train_time_days"][0] == pytest.approx(2 * r["train_time_days"], rel=1e-12)
     pue = rep["facility_energy_mwh"][0] / rep["it_energy_mwh"][0]

@@ -19,7 +19,8 @@ from . import catalog, comm, footprint, layout, options
 from .assumptions import DEFAULT, Assumptions
 from .inputs import (FUSED_ATTENTION_KERNELS, Accelerator, Job, ParallelConfig, Site, Stack,
                      System, Workload)
-from .units import BITS_PER_BYTE, BYTES_PER_ELEMENT, GIGA, MILLI
+from .units import (BITS_PER_BYTE, BYTES_PER_ELEMENT, GIGA, MEGA, MILLI, SECONDS_PER_HOUR,
+                    SECONDS_PER_MINUTE)
 
 #: the keywords of each container's builder (:data:`traincost.options.INPUTS`)
 ARCHITECTURE_INPUTS = tuple(n for n in options.names("Workload") if n != "model")
@@ -62,15 +63,18 @@ def as_accelerator(accelerator) -> Accelerator:
 
 def system(accelerator, devices: int, power_cap=None, scale_up_domain=None,
            scale_up_gbps=None, scale_out_gbps=None, oversubscription=None, sites=None,
-           site_link_gbps=None, site_link_latency_ms=None) -> System:
+           site_link_gbps=None, site_link_latency_ms=None, interruption_rate=None,
+           interruption_minutes=None) -> System:
     """The :class:`~traincost.System` of ``devices`` x ``accelerator`` (id or object) with
     an optional power limit [W] (None: the devices' TDP), network tiers other than the
     catalog's: devices per scale-up domain, scale-up and scale-out bandwidth per device and
     direction [Gb/s] (None: the accelerator's), the scale-out fabric's oversubscription
     R:1 (None: 1, non-blocking), and the sites the devices are split over
     with the link between two of them [Gb/s each direction, ms one way] (None: one site,
-    the assumptions' link). ValueError names ``power-cap`` for a limit the device cannot
-    take, and the flag of a bandwidth that is not above zero.
+    the assumptions' link), and the job's interruptions per million device-hours and
+    minutes lost to each (None: the assumptions', Llama 3's). ValueError names
+    ``power-cap`` for a limit the device cannot take, and the flag of a bandwidth that is
+    not above zero.
 
     >>> system("h100-sxm5-80gb", 16, scale_out_gbps=400).scaleout_bw      # 400e9 / 8 B/s
     50000000000.0
@@ -91,7 +95,12 @@ def system(accelerator, devices: int, power_cap=None, scale_up_domain=None,
                   else float(oversubscription),
                   sites=sites or 1, site_link_bytes_per_s=_gbps(site_link_gbps),
                   site_link_latency_s=(nan if site_link_latency_ms is None
-                                       else float(site_link_latency_ms) * MILLI))
+                                       else float(site_link_latency_ms) * MILLI),
+                  interruption_rate_per_device_s=(
+                      nan if interruption_rate is None
+                      else float(interruption_rate) / (MEGA * SECONDS_PER_HOUR)),
+                  interruption_lost_s=(nan if interruption_minutes is None
+                                       else float(interruption_minutes) * SECONDS_PER_MINUTE))
 
 
 def _gbps(value) -> float:
@@ -156,6 +165,9 @@ def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
         # NaN: buildings of one campus at each row's device count (model._site_link)
         "site_link_bytes_per_s": sys_.site_link_bytes_per_s,
         "site_link_latency_s": site_link(sys_, assumptions)[1],
+        # NaN: the assumptions' (drawn in an interval), resolved in model.footprint_stage
+        "interruption_rate_per_device_s": sys_.interruption_rate_per_device_s,
+        "interruption_lost_s": sys_.interruption_lost_s,
         "price_usd_per_h": price, "capex_usd": acc.capex_usd,
         "embodied_kgco2e": acc.embodied_kgco2e,
         "bytes_per_element": BYTES_PER_ELEMENT[precision],

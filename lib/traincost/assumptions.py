@@ -7,10 +7,10 @@ field of :class:`Assumptions` with its unit, source, status and a one-line ratio
 in the field's metadata, so an estimate can always show what it assumed:
 
 >>> from traincost.assumptions import DEFAULT, describe
->>> DEFAULT.goodput_fraction
+>>> DEFAULT.operations_goodput_fraction
 0.9
->>> describe().loc["goodput_fraction", "unit"]
-'fraction'
+>>> describe().loc["interruption_lost_s", "unit"]
+'s'
 
 Status values follow data/README.md: ``spec`` (a specification or a definition),
 ``measured`` (a measurement we cite), ``reported`` (a figure a source reports),
@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 
 import pandas as pd
+
+from .units import SECONDS_PER_DAY
 
 
 def _a(value, unit, source, status, rationale):
@@ -266,10 +268,35 @@ class Assumptions:
         "9.5%) on the same 70 cases and split, and every source's held-out error fell.")
 
     # --- reliability ---------------------------------------------------------------------
-    goodput_fraction: float = _a(
+    operations_goodput_fraction: float = _a(
         0.9, "fraction", "Jiang et al. NSDI'24 (MegaScale) Sec. 6: effective training time "
-        "ratio >90%; Llama 3 Herd of Models (arXiv:2407.21783) Sec. 3.3.4: >90%", "reported",
-        "Fraction of wall-clock time that trains; the rest is restarts and checkpoints.")
+        "ratio >90%; Llama 3 Herd of Models (arXiv:2407.21783) Sec. 3.3.4: >90% on 16,384 "
+        "H100s; BLOOM on 384 A100s: 118.24 days (Luccioni et al. 2023 Table 1) for 366B tokens "
+        "at a measured 104.7 s per 2048 x 2048-token step (tr11 README), 0.89-0.91 with its "
+        "batch ramp-up (data/published_runs.csv bloom-176b)", "reported",
+        "Share of the wall clock a run's operations leave to training at any scale "
+        "(evaluation pauses, checkpoint saves, loss-spike rollbacks, maintenance): a 384-GPU "
+        "and a 16,384-GPU run both kept about 90%. The goodput is the lower of it and what "
+        "interruptions leave (traincost.performance.goodput).")
+    interruption_rate_per_device_s: float = _a(
+        466 / (16384 * 54 * SECONDS_PER_DAY), "1/s per device", "Dubey et al. 2024, The "
+        "Llama 3 Herd of Models (arXiv:2407.21783) Sec. 3.3.4 and Table 5: 466 job "
+        "interruptions (47 planned, 419 unexpected) in a 54-day snapshot of Llama 3 405B pre-training on "
+        "16,384 H100 GPUs", "reported",
+        "Job interruptions per device and second of training: 466 / (16,384 x 54 days) = "
+        "21.9 per million device-hours, one per 2.8 h at that scale. A first run on a "
+        "research cluster sees about six times more (OPT-175B: one per 7.5 h on 992 A100s, "
+        "134 per million device-hours; data/input_ranges.csv interruption-rate-first-run).")
+    interruption_lost_s: float = _a(
+        (1 / 0.9 - 1) * 54 * SECONDS_PER_DAY / 466, "s", "derived from Dubey et al. 2024 "
+        "(arXiv:2407.21783) Sec. 3.3.4: 'higher than 90% effective training time' over the "
+        "466 interruptions of its 54 days", "estimate",
+        "Wall clock each interruption costs (finding the fault, restarting, reloading the "
+        "checkpoint, redoing the steps since it): (1/0.9 - 1) x 54 days / 466 = 18.5 min, "
+        "the cost at which interruptions alone would leave Llama 3's 90% at its rate and "
+        "scale (an upper bound: the paper says 'higher than', and other losses share the "
+        "10%). Interruptions then take more than operations_goodput_fraction leaves past "
+        "16,384 devices: 32,768 keep 82% (traincost.performance.goodput).")
 
     # --- power ---------------------------------------------------------------------------
     compute_power_fraction: float = _a(

@@ -200,6 +200,27 @@ def _relaxed_says(est) -> str:
             "(arXiv:2412.01152).")
 
 
+def _interruptions_dominate(est) -> bool:
+    """Whether interruptions, not operations, set the goodput: it is below
+    ``assumptions.operations_goodput_fraction``."""
+    return float(est.report["goodput"]) < est.assumptions.operations_goodput_fraction
+
+
+def _interruptions_says(est) -> str:
+    sys_, a = est.system, est.assumptions
+    given = not (math.isnan(sys_.interruption_rate_per_device_s)
+                 and math.isnan(sys_.interruption_lost_s))
+    kept = 100 * float(est.report["goodput"])
+    return (f"goodput {kept:.3g}%: on {est.devices:,} devices interruptions take more than "
+            f"operations do ({100 * a.operations_goodput_fraction:.3g}% kept)"
+            + (" at the rate and cost given. " if given else
+               ", at Llama 3's rate and cost per interruption (466 in 54 days on 16,384 "
+               "H100s, arXiv:2407.21783 Sec. 3.3.4). No published run larger than that "
+               "states its goodput. ")
+            + "Recovery from in-memory checkpoints takes under a minute (DeadPool, "
+            "arXiv:2607.01646), which --interruption-minutes can express.")
+
+
 RULES = (
     Rule("framework-borrowed", lambda est: _framework_status(est) == "borrowed",
          _borrowed_says, "traincost.calibrate.own_frameworks (issue 21's evidence rule)"),
@@ -250,6 +271,9 @@ RULES = (
                       "LoRA submissions, `traincost validate --family power`), not their "
                       "throughput."),
          "Hu et al. 2021, arXiv:2106.09685; MLPerf Training v4.0-v5.0 power logs"),
+    Rule("interruptions-dominate", _interruptions_dominate, _interruptions_says,
+         "traincost.performance.goodput; Dubey et al. 2024 Sec. 3.3.4; Lockwood's job "
+         "reliability table (OPT-175B)"),
     Rule("sites-unvalidated", lambda est: est.system.sites > 1, _sites_says,
          "traincost.comm.cross_site_all_reduce_time; issue 23 (validation runs)"),
     Rule("relaxed-synchrony",

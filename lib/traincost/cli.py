@@ -170,7 +170,7 @@ def _print_estimate(d: dict) -> None:
         f"  step        {_fmt(d['step_time_s'])} s   MFU {d['mfu']:.1%}   HFU {d['hfu']:.1%}   "
         f"{_fmt(d['hardware_tflops_per_device'])} hardware TFLOP/s per device",
         f"  time        {_fmt(d['train_time_days'])} days for {d['tokens']:.3g} tokens   "
-        f"{_fmt(d['device_hours'])} device-hours",
+        f"{_fmt(d['device_hours'])} device-hours   goodput {100 * d['goodput']:.3g}%",
         f"  power       {_fmt(d['avg_power_w_per_device'])} W per device (incl. host)"
         + (f", devices capped at {d['power_cap_w']:g} W" if d.get("power_cap_w") else ""),
         f"  energy      {_fmt(d['it_energy_mwh'])} MWh IT, {_fmt(d['facility_energy_mwh'])} MWh "

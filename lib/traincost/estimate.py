@@ -186,8 +186,8 @@ class Estimate:
         flat = ("params", "active_params", "model_flop_per_token", "hardware_flop_per_token",
                 "step_time_s", "tokens_per_s", "mfu", "hfu", "model_tflops_per_device",
                 "hardware_tflops_per_device", "memory_gib_per_device")
-        after = ("train_time_days", "device_hours", "avg_power_w_per_device", "it_energy_mwh",
-                 "facility_energy_mwh")
+        after = ("goodput", "train_time_days", "device_hours", "avg_power_w_per_device",
+                 "it_energy_mwh", "facility_energy_mwh")
         return {
             "accelerator": self.accelerator.id,
             "devices": self.devices,

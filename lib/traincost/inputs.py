@@ -614,6 +614,13 @@ class System:
         (:func:`traincost.assemble.site_link`). [B/s]
     site_link_latency_s : float
         One-way latency between two sites; NaN means ``assumptions.site_link_latency_s``. [s]
+    interruption_rate_per_device_s : float
+        Job interruptions per device and second of training (a failed device, link or
+        host stops a synchronous job); NaN means
+        ``assumptions.interruption_rate_per_device_s``, Llama 3's. [1/s]
+    interruption_lost_s : float
+        Wall clock each interruption costs (restart, reload, the steps redone); NaN means
+        ``assumptions.interruption_lost_s``. [s]
     """
 
     accelerator: Accelerator
@@ -626,6 +633,8 @@ class System:
     sites: int = 1
     site_link_bytes_per_s: float = math.nan
     site_link_latency_s: float = math.nan
+    interruption_rate_per_device_s: float = math.nan
+    interruption_lost_s: float = math.nan
 
     def __post_init__(self):
         if not isinstance(self.accelerator, Accelerator):
@@ -649,6 +658,10 @@ class System:
                              "(each site holds the same number)")
         _check_number("site-link-gbps", self.site_link_bytes_per_s, minimum=0, allow_nan=True)
         _check_number("site-link-latency-ms", self.site_link_latency_s, minimum=0,
+                      exclusive=False, allow_nan=True)
+        _check_number("interruption-rate", self.interruption_rate_per_device_s, minimum=0,
+                      exclusive=False, allow_nan=True)
+        _check_number("interruption-minutes", self.interruption_lost_s, minimum=0,
                       exclusive=False, allow_nan=True)
 
     @property

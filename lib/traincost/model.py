@@ -33,6 +33,9 @@ INPUT_COLUMNS = (
     "scaleout_oversubscription",
     # the sites a run is split over and the link between two of them
     "sites", "site_link_bytes_per_s", "site_link_latency_s",
+    # the job's interruptions per device-second and the wall clock each costs (NaN: the
+    # assumptions')
+    "interruption_rate_per_device_s", "interruption_lost_s",
     "price_usd_per_h", "capex_usd", "embodied_kgco2e", "bytes_per_element",
     # workload
     "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "gated_mlp", "vocab",
@@ -71,6 +74,7 @@ OUTPUTS = (
     ("device_power_w", "W", "average power of one accelerator"),
     ("host_power_w", "W", "host share of power per device"),
     ("avg_power_w_per_device", "W", "device plus host power, PUE excluded"),
+    ("goodput", "-", "share of the wall clock that trains, the rest lost to interruptions"),
     ("train_time_s", "s", "wall clock of the whole job, goodput included"),
     ("device_hours", "h", "devices x wall clock"),
     ("it_energy_j", "J", "IT energy of the job"),
@@ -600,7 +604,8 @@ def footprint_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamesp
 
     The device draws its busy power while computing or stepping the optimizer and its
     waiting power otherwise (:func:`traincost.power.device_power_w`), up to its power limit;
-    the host's share follows the rating. Wall clock is ``tokens / throughput / goodput``;
+    the host's share follows the rating. Wall clock is ``tokens / throughput / goodput``,
+    the goodput from the job's interruptions (:func:`traincost.performance.goodput`);
     energy, carbon, water and cost follow from it (:mod:`traincost.footprint`). Returns every
     output of :func:`evaluate` but the breakdown parts.
     """
@@ -615,7 +620,12 @@ def footprint_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamesp
                                   a.wait_power_fraction)
     host_w = power.host_power_w(c["tdp_w"], a.host_power_fraction_of_tdp)
     avg_w = chip_w + host_w
-    wall_s = c["tokens"] / tokens_per_s / a.goodput_fraction
+    rate, lost = c["interruption_rate_per_device_s"], c["interruption_lost_s"]
+    good = performance.goodput(n, np.where(np.isnan(rate), a.interruption_rate_per_device_s,
+                                           rate),
+                               np.where(np.isnan(lost), a.interruption_lost_s, lost),
+                               a.operations_goodput_fraction)
+    wall_s = c["tokens"] / tokens_per_s / good
     dev_h = footprint.device_hours(n, wall_s)
     it_j = footprint.it_energy_j(avg_w, n, wall_s)
     fac_j = footprint.facility_energy_j(it_j, c["pue"])
@@ -652,6 +662,7 @@ def footprint_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamesp
         "device_power_w": chip_w,
         "host_power_w": host_w,
         "avg_power_w_per_device": avg_w,
+        "goodput": good,
         "train_time_s": wall_s,
         "device_hours": dev_h,
         "it_energy_j": it_j,
@@ -691,6 +702,7 @@ def report_units(out: dict) -> dict:
         "hardware_tflops_per_device": out["hardware_flop_per_s_per_device"] / TERA,
         "memory_gib_per_device": out["memory_bytes_per_device"] / GIB,
         "fits_in_memory": out["fits_in_memory"],
+        "goodput": out["goodput"],
         "train_time_days": out["train_time_s"] / SECONDS_PER_DAY,
         "device_hours": out["device_hours"],
         "avg_power_w_per_device": out["avg_power_w_per_device"],

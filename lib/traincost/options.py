@@ -27,7 +27,7 @@ import numpy as np
 
 from . import catalog
 from .assumptions import DEFAULT
-from .units import MILLI
+from .units import MEGA, MILLI, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 from .inputs import (ATTENTION_KERNELS, CROSS_SITE_MODES, OPTIMIZER_STATES, PRECISIONS,
                      PRICE_MODELS, RECOMPUTE_MODES)
 
@@ -241,6 +241,16 @@ INPUTS = (
        "oversubscription R of the scale-out fabric, R:1 (default 1, non-blocking; Llama 3 "
        "joined the pods of a building at 7)", column="scaleout_oversubscription", metavar="R",
        minimum=1),
+    # the job's reliability (default: Llama 3's, Dubey et al. 2024 Sec. 3.3.4)
+    _o("interruption_rate", "system", "System", "float", "per 1e6 device-h",
+       "job interruptions per million device-hours (default "
+       f"{DEFAULT.interruption_rate_per_device_s * MEGA * SECONDS_PER_HOUR:.3g}, Llama 3's "
+       "466 in 54 days on 16,384 H100s; OPT-175B's first run: about 134)",
+       metavar="R", minimum=0),
+    _o("interruption_minutes", "system", "System", "float", "min",
+       "wall clock each interruption costs: restart, reload, steps redone (default "
+       f"{DEFAULT.interruption_lost_s / SECONDS_PER_MINUTE:.3g}, which gives Llama 3's "
+       "90 percent; OPT-175B's manual restarts: about 310)", metavar="MIN", minimum=0),
     # one run over several sites
     _o("sites", "sites", "System", "int", "-",
        "buildings or regions the devices are split over, evenly (default 1)", metavar="N"),

@@ -3,6 +3,7 @@
 Model code never writes a bare ``3600`` or ``1e9``: it uses these names.
 """
 
+SECONDS_PER_MINUTE = 60.0
 SECONDS_PER_HOUR = 3600.0
 HOURS_PER_DAY = 24.0
 SECONDS_PER_DAY = SECONDS_PER_HOUR * HOURS_PER_DAY
@@ -18,6 +19,7 @@ GB = 1e9
 
 TERA = 1e12
 GIGA = 1e9
+MEGA = 1e6
 MILLI = 1e-3
 #: bits per byte: network bandwidths are quoted in Gb/s, the model runs in B/s
 BITS_PER_BYTE = 8

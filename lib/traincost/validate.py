@@ -202,7 +202,7 @@ def _predicted(est, key: str, row: pd.Series, stated_devices=None) -> float:
         value = float(d["facility_energy_mwh"])
     # a source that derives its time as FLOP / throughput counts no restarts or checkpoints
     if key in _WALL_CLOCK and row.get("time_basis") == "compute_only":
-        value *= est.assumptions.goodput_fraction
+        value *= float(d["goodput"])
     return value
 
 
