@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import traincost
-from traincost import calibrate, catalog, model, validate
+from traincost import calibrate, calibration, catalog, model, validate
 from traincost.assemble import build_stack
 from traincost.inputs import Stack
 from traincost.assumptions import DEFAULT
@@ -27,7 +27,7 @@ from test_model import toy
 
 RUNS = catalog.published_runs()
 #: id prefixes of the runs that joined with issue 21 (data/candidate_runs.csv before)
-NEW = ("tt-", "mt-", "lf-", "ds-azure-", "gaudi2-", "mi300x-")
+NEW = ("tt-", "mt-", "lf-", "ds-azure-", "gaudi2-", "mi300x-", "lumi-")
 
 
 def test_every_framework_a_run_names_is_in_the_table():
@@ -131,9 +131,9 @@ def test_new_runs_carry_their_pre_fit_error():
     # issue 21: every run that came with it was predicted before it joined the fit, and the
     # prediction's error and the model that made it are in its row
     new = RUNS[RUNS.index.str.startswith(NEW)]
-    assert len(new) == 56
+    assert len(new) == 64                    # 56, then Gaudi 2's Megatron-DeepSpeed and LUMI
     predicted = new[new["prefit_error_pct"].notna()]
-    assert len(predicted) >= 50
+    assert len(predicted) >= 58
     assert predicted["prefit_basis"].str.contains("before the row joined the fit").all()
     assert new["status"].eq("measured").all()
     # the rows that were in the calibration before (SC21, NeMo, ...) joined without one;
@@ -205,3 +205,16 @@ def test_an_accelerator_of_ones_own_has_a_family_and_borrows_the_reference_facto
     est = traincost.estimate(anon, 8, model="llama2-7b", global_batch=64, tokens=1e9,
                              framework="torchtitan")
     assert any("on this accelerator (no vendor named)" in c for c in est.caveats)
+
+
+def test_the_reference_framework_on_another_family_is_its_own_stack():
+    # Megatron-DeepSpeed on LUMI's MI250X (ROCm, RCCL) and on Gaudi 2 (SynapseAI, HCCL) does
+    # not move the shared constants fitted on NVIDIA's Megatron stack: with one document
+    # each, its factor is borrowed and flagged, not fitted
+    assert catalog.framework_factor("megatron", "h100-sxm5-80gb") == (1.0, "reference")
+    assert catalog.framework_factor("megatron", "mi250x-gcd") == (1.0, "borrowed")
+    assert catalog.framework_factor("megatron", "gaudi2") == (1.0, "borrowed")
+    assert calibration.REFERENCE_FAMILIES == ("NVIDIA",)
+    lumi = RUNS[RUNS.index.str.startswith("lumi-mi250x-176b-")]
+    assert len(lumi) == 5 and (lumi["framework"] == "megatron").all()
+    assert set(lumi["prefit_error_pct"].round(1)) == {-24.3, -24.8, -25.4, -25.2, -30.3}

@@ -20,6 +20,11 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   at most 16,384 devices, where the operations' 90% stays the lower share); validate.json
   moves only for LLaMA 65B, whose "21 days" and GPU-hours the paper derives from its
   380 tokens/s per GPU (time_basis compute_only: its five figures).
+- measured fp8 matmul ceilings for MI300X (Azure's hipBLASLt sweep, 1159.5 TFLOP/s) and
+  MI325X (AMD's, 1519): the 88 valid fp8 sweep rows on those two devices, and only they,
+  run slower (the bf16 ratio times the fp8 peak had put both ceilings above every fp8 GEMM
+  measured on them). The same regeneration adds the goodput column and key, and the
+  validation's eight new Gaudi 2 and LUMI MI250X cases.
 """
 
 from __future__ import annotations

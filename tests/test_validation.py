@@ -142,7 +142,9 @@ def test_mtnlg_step_times_have_a_per_step_part_the_model_lacks(table):
 def test_throughput_mape_target(table):
     # Issue 3 target: MAPE <= 5% over the reference framework's runs (Megatron SC21,
     # MegaScale and the rest of the Megatron/NeMo stack that fits the shared constants)
-    megatron = table["case"].map(RUNS["framework"]) == "megatron"
+    # on NVIDIA's stack (catalog.REFERENCE_FAMILY): on AMD's or Intel's it is its own
+    family = table["case"].map(RUNS["accelerator"]).map(catalog.accelerator_family)
+    megatron = (table["case"].map(RUNS["framework"]) == "megatron") & (family == "NVIDIA")
     assert summary(table[megatron]).loc["throughput", "mape_pct"] <= 5.0
 
 

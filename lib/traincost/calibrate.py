@@ -370,11 +370,12 @@ def source_key(source: str) -> str:
 def own_frameworks(cases: list[Case]) -> set:
     """The factor names (:func:`traincost.catalog.factor_key`: a framework on an
     accelerator family) among ``cases`` that get their own efficiency factor: not the
-    reference framework's (whose runs fit the shared constants) nor ``unspecified``, with
+    reference framework's on the reference family (whose runs fit the shared constants:
+    :func:`traincost.catalog.reference_key`) nor ``unspecified``, with
     at least FRAMEWORK_MIN_RUNS runs in at least FRAMEWORK_MIN_DOCUMENTS documents. [-]"""
     runs, docs = {}, {}
     for c in cases:
-        if c.framework in (catalog.REFERENCE_FRAMEWORK, "unspecified"):
+        if c.stack == catalog.reference_key() or c.framework == "unspecified":
             continue
         runs[c.stack] = runs.get(c.stack, 0) + 1
         docs.setdefault(c.stack, set()).add(c.document)
@@ -410,12 +411,14 @@ class Fit:
 
 
 def fitted_stage(case: Case, own: set) -> str:
-    """Which fit a case joins: ``shared`` (the reference framework's runs: the shared
-    constants, bf16/fp16 then fp8), ``framework`` (its framework's own factor) or ``none``
+    """Which fit a case joins: ``shared`` (the reference framework's runs on the reference
+    family, :func:`traincost.catalog.reference_key`: the shared constants, bf16/fp16 then
+    fp8; the same framework on AMD's or Intel's stack is a framework like the others),
+    ``framework`` (its framework's own factor) or ``none``
     (framework not stated, or one with too few runs to fit its factor, which borrows the
     reference's: validated, never fitted, so that no framework's runs move the constants
     another framework is predicted with). [-]"""
-    if case.framework == catalog.REFERENCE_FRAMEWORK:
+    if case.stack == catalog.reference_key():
         return "shared"
     return "framework" if case.stack in own else "none"
 
@@ -618,14 +621,14 @@ def error_pools(cases: list[Case], f: Fit, by_document: pd.DataFrame,
     DataFrame with ``cls``, ``case``, ``document``, ``eps``.
     """
     doc = {c.case: c.document for c in cases}
-    fw = {c.case: c.framework for c in cases}
+    fw = {c.case: c.stack for c in cases}
     own = f.own
 
     def frame(errors, cls):
         return pd.DataFrame({"cls": cls, "case": errors["case"].to_numpy(),
                              "document": errors["case"].map(doc).to_numpy(),
                              "eps": np.log1p(errors["error_pct"].to_numpy() / 100.0)})
-    is_ref = by_document["case"].map(fw) == catalog.REFERENCE_FRAMEWORK
+    is_ref = by_document["case"].map(fw) == catalog.reference_key()
     unfitted = errors_under([c for c in cases if fitted_stage(c, own) == "none"], f)
     borrowed = pd.concat([unfitted, by_framework[["case", "error_pct"]]], ignore_index=True)
     parts = {"reference": frame(by_document[is_ref], "reference"),

@@ -280,6 +280,10 @@ def job(model_id: str | None = None, *, seq_len: int | None = None, global_batch
 
 #: the framework whose runs fix traincost's shared efficiency constants (factor 1)
 REFERENCE_FRAMEWORK = "megatron"
+#: the accelerator family whose reference-framework runs fit the shared constants: the same
+#: framework on another vendor's kernels and collectives (ROCm and RCCL, SynapseAI and HCCL)
+#: is that family's own stack, with its own factor (``megatron on AMD``), fitted or borrowed
+REFERENCE_FAMILY = "NVIDIA"
 
 
 @functools.cache
@@ -321,6 +325,12 @@ def accelerator_family(accelerator) -> str:
     return vendor.split()[0] if vendor.strip() else "unknown"
 
 
+def reference_key() -> str:
+    """The factor name of the runs that fit the shared constants: the reference framework
+    on the reference family, ``megatron on NVIDIA``."""
+    return f"{REFERENCE_FRAMEWORK} on {REFERENCE_FAMILY}"
+
+
 def factor_key(framework_id: str, accelerator) -> str:
     """The name a framework's efficiency factor is fitted and stored under: the framework
     on one accelerator family (XLA on TPUs and XLA on GPUs are different compilers, and on
@@ -346,19 +356,24 @@ def framework_factor(framework_id: str, accelerator) -> tuple[float, str]:
     documents: data/calibration.json) or ``borrowed`` (too few runs: the reference value,
     flagged in the estimate's caveats).
 
+    The reference framework is the reference only on :data:`REFERENCE_FAMILY`'s devices;
+    on another family it is a stack like any other (``megatron on AMD``).
+
     >>> framework_factor("megatron", "h100-sxm5-80gb")
     (1.0, 'reference')
     """
     framework(framework_id)
     family = accelerator_family(accelerator)
-    if framework_id == "unspecified" and family not in calibration.REFERENCE_FAMILIES:
+    if framework_id == "unspecified":
+        if family in calibration.REFERENCE_FAMILIES:
+            return 1.0, "reference"
         # no reference-framework run on this family (TPUs): the one framework fitted on it,
         # if there is exactly one, is the family's calibrated stack
         own = [k for k in calibration.FRAMEWORKS if k.endswith(f" on {family}")]
         if len(own) == 1:
             return float(calibration.FRAMEWORKS[own[0]]["factor"]), "fitted"
         return 1.0, "borrowed"
-    if framework_id in (REFERENCE_FRAMEWORK, "unspecified"):
+    if framework_id == REFERENCE_FRAMEWORK and family == REFERENCE_FAMILY:
         return 1.0, "reference"
     fitted = calibration.FRAMEWORKS.get(factor_key(framework_id, accelerator))
     if fitted is None:
