@@ -632,3 +632,11 @@ def test_the_fit_predicts_a_capped_run_at_its_cap_as_validate_does():
     assert case.cols["power_cap_w"] == 500.0
     kwargs, _ = case_inputs(row)
     assert traincost.estimate(**kwargs).to_dict()["power_cap_w"] == 500.0
+
+
+def test_compare_published_reports_its_progress():
+    # one call per run walked, the last at (runs, runs): what the CLI's bar shows on a terminal
+    runs = RUNS.iloc[:3]
+    calls = []
+    compare_published(runs, progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(1, 3), (2, 3), (3, 3)]

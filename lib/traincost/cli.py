@@ -320,7 +320,12 @@ def _validate(args) -> None:
         _validate_case(args)
         return
     from .validate import compare_published, summary
-    table = compare_published()
+    bar, progress = _progress_bar("validate", " runs")
+    try:
+        table = compare_published(progress=progress)
+    finally:
+        if bar is not None:
+            bar.close()
     if args.family:
         table = table[table["family"] == args.family]
     summ = summary(table)
@@ -401,26 +406,33 @@ _SEARCH_SHOWN = ("accelerator", "devices", "tp", "pp", "dp", "cp", "ep", "vpp", 
                  "facility_energy_mwh", "co2e_t", "cost_usd")
 
 
-def _search(args) -> None:
-    from .search import search
-    ids = args.accelerators.strip()
-    ids = "all" if ids == "all" else [s.strip() for s in ids.split(",") if s.strip()]
-    bar = None
-    if sys.stderr.isatty():
-        from tqdm import tqdm
-        bar = tqdm(total=0, unit=" layouts", unit_scale=True, delay=0.5, leave=False,
-                   file=sys.stderr, desc="search")
+def _progress_bar(desc: str, unit: str):
+    """A progress bar on stderr when it is a terminal (tqdm; shown after half a second,
+    cleared when done), as ``(bar, progress(done, total))``; ``(None, None)`` otherwise, so
+    pipes, logs and tests see nothing."""
+    if not sys.stderr.isatty():
+        return None, None
+    from tqdm import tqdm
+    bar = tqdm(total=0, unit=unit, unit_scale=True, delay=0.5, leave=False, file=sys.stderr,
+               desc=desc)
 
     def progress(done, total):
         bar.total = total
         bar.update(done - bar.n)
+    return bar, progress
 
+
+def _search(args) -> None:
+    from .search import search
+    ids = args.accelerators.strip()
+    ids = "all" if ids == "all" else [s.strip() for s in ids.split(",") if s.strip()]
+    bar, progress = _progress_bar("search", " layouts")
     try:
         res = search(ids, args.devices, max_days=args.max_days, max_cost_usd=args.max_cost_usd,
                      max_co2e_t=args.max_co2e_t, memory_headroom=args.memory_headroom,
                      objective=args.objective, top=args.top,
                      uncertainty=args.uncertainty, seed=args.seed,
-                     progress=progress if bar is not None else None, **_kwargs(args))
+                     progress=progress, **_kwargs(args))
     finally:
         if bar is not None:
             bar.close()

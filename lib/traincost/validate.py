@@ -207,7 +207,7 @@ def _predicted(est, key: str, row: pd.Series, stated_devices=None) -> float:
 
 
 def compare_published(runs: pd.DataFrame | None = None,
-                      assumptions: Assumptions = DEFAULT) -> pd.DataFrame:
+                      assumptions: Assumptions = DEFAULT, progress=None) -> pd.DataFrame:
     """One row per (case, metric): predicted, reported, signed error.
 
     Parameters
@@ -216,6 +216,8 @@ def compare_published(runs: pd.DataFrame | None = None,
         Published runs (default: the catalog's ``published_runs``).
     assumptions : Assumptions
         Modelling constants to validate.
+    progress : callable, optional
+        Called as ``progress(done, total)`` with the runs estimated so far. [-]
 
     Returns
     -------
@@ -227,7 +229,9 @@ def compare_published(runs: pd.DataFrame | None = None,
     """
     runs = catalog.published_runs() if runs is None else runs
     rows = []
-    for case, row in runs.iterrows():
+    for done, (case, row) in enumerate(runs.iterrows(), start=1):
+        if progress is not None:
+            progress(done, len(runs))
         if not any(_given(row.get(c)) for c, _, _ in METRICS):
             continue
         try:
