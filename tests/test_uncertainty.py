@@ -47,9 +47,23 @@ def test_quantiles_are_the_pools_as_drawn(est, monkeypatch):
     # it (draws from the three, so p10 and p90 land on the outer two), the median the point
     monkeypatch.setitem(calibration.ERROR_POOLS, "unspecified",
                         [-math.log(2.0), 0.0, math.log(2.0)])
+    monkeypatch.setitem(calibration.ERROR_POOL_DOCUMENTS, "unspecified", 0)   # not widened
     box = uncertainty.intervals(est, draws=3000, seed=0)
     t = est.report["tokens_per_s"]
     assert box["tokens_per_s"] == pytest.approx([t / 2, t, 2 * t], rel=1e-12)
+
+
+def test_a_pool_of_few_documents_is_widened_for_a_new_one(est, monkeypatch):
+    # the same pool from 10 documents: a new document's errors spread t_9(0.9) / z(0.9) x
+    # sqrt(1 + 1/10) = 1.383 / 1.2816 x 1.0488 = 1.132 times wider (t-table: t_9,0.90 =
+    # 1.383), so p10 and p90 of throughput are the point over and times 2^1.132
+    monkeypatch.setitem(calibration.ERROR_POOLS, "unspecified",
+                        [-math.log(2.0), 0.0, math.log(2.0)])
+    monkeypatch.setitem(calibration.ERROR_POOL_DOCUMENTS, "unspecified", 10)
+    box = uncertainty.intervals(est, draws=3000, seed=0)
+    t = est.report["tokens_per_s"]
+    k = 1.383 / 1.2816 * math.sqrt(1.1)
+    assert box["tokens_per_s"] == pytest.approx([t / 2 ** k, t, t * 2 ** k], rel=1e-3)
 
 
 def test_same_seed_same_interval_and_the_point_inside(est):

@@ -49,7 +49,7 @@ from .assumptions import PRIOR, Assumptions
 from .assemble import Inputs, columns, fixed_knobs, framework_knobs, system
 from .catalog import precision_group
 from .model import evaluate, report_units
-from .uncertainty import ERROR_CLASSES
+from .uncertainty import ERROR_CLASSES, pool_quantiles
 from .validate import METRICS, case_inputs
 
 #: the free constants and their bounds (each is a field of Assumptions)
@@ -594,6 +594,8 @@ def calibration_record(fitted: Fit, metrics: dict, sources: pd.DataFrame,
         "by_family": _rounded(families),
         "error_pools": {cls: [round(float(x), 4) for x in part["eps"]]
                         for cls, part in pools.groupby("cls", sort=False)},
+        "error_pool_documents": {cls: int(part["document"].nunique())
+                                 for cls, part in pools.groupby("cls", sort=False)},
     }
 
 
@@ -644,7 +646,9 @@ def interval_coverage(pools: pd.DataFrame, low: float = 0.1, high: float = 0.9) 
 
     For each run of a class, the interval is the class's [low, high] quantiles of the
     held-out errors of the *other* documents (the run's own document left out of the pool,
-    as a new source would be): inside when ``q_low <= eps <= q_high``. Also the median
+    as a new source would be), widened for a new document as an estimate's interval is
+    (:func:`traincost.uncertainty.pool_quantiles`, the other documents' count): inside
+    when ``q_low <= eps <= q_high``. Also the median
     width ``exp(q_high - q_low)``, the p90/p10 ratio of the throughput interval.
 
     Returns
@@ -655,10 +659,12 @@ def interval_coverage(pools: pd.DataFrame, low: float = 0.1, high: float = 0.9) 
     for cls, pool in pools.groupby("cls", sort=False):
         inside, widths = [], []
         for d, part in pool.groupby("document"):
-            rest = pool.loc[pool["document"] != d, "eps"].to_numpy()
-            if len(rest) < 2:
+            others = pool.loc[pool["document"] != d]
+            rest = others["eps"].to_numpy()
+            if len(rest) < 2 or others["document"].nunique() < 2:
                 continue
-            q_lo, q_hi = np.quantile(rest, [low, high])
+            q_lo, q_hi = pool_quantiles(rest, [low, high], others["document"].nunique(),
+                                        method="linear")
             inside.extend((part["eps"] >= q_lo) & (part["eps"] <= q_hi))
             widths.extend([math.exp(q_hi - q_lo)] * len(part))
         rows.append((cls, len(inside), 100.0 * np.mean(inside) if inside else float("nan"),

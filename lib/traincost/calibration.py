@@ -57,3 +57,7 @@ BY_FAMILY: dict = dict(_RECORD.get("by_family", {}))
 #: held-out log errors, log(predicted / measured) throughput, per interval class
 #: (traincost.uncertainty): class -> list
 ERROR_POOLS: dict = {k: list(v) for k, v in _RECORD.get("error_pools", {}).items()}
+#: source documents each class's pool holds (traincost.uncertainty.new_document_factor):
+#: class -> count; empty for a record written before the counts were kept
+ERROR_POOL_DOCUMENTS: dict = {k: int(v) for k, v in
+                              _RECORD.get("error_pool_documents", {}).items()}

@@ -15,7 +15,9 @@ its source document) in four classes, by how the estimate's framework factor cam
   pools together.
 
 :func:`intervals` draws from the class's pool (a bootstrap: the measured misses, not a
-fitted shape), turns each draw into the factor the step time would change by,
+fitted shape), its spread about the median widened by :func:`new_document_factor` for the
+number of documents the pool holds (a new source's errors spread wider than a few
+documents' own do), turns each draw into the factor the step time would change by,
 ``exp(eps)``, and runs the estimate's layout through the same vectorised
 :func:`traincost.model.evaluate` once for all draws (``model_error_factor``), so time,
 energy, carbon and cost move together as the model computes them. The p10, p50 and p90 of
@@ -48,6 +50,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+
+from scipy import stats
 
 from . import calibration, catalog, layout
 from .assemble import columns
@@ -112,11 +116,46 @@ def _check_draws(draws) -> None:
         raise ValueError(f"draws: {draws!r} must be a whole number of at least 1")
 
 
+def new_document_factor(documents: int, level: float = QUANTILES[-1]) -> float:
+    """How much wider the errors of a new source document spread than a pool of
+    ``documents`` documents' own errors do: the prediction-interval factor for one new draw
+    from a spread estimated on ``n`` groups, ``t_{n-1}(level) / z(level) x sqrt(1 + 1/n)``
+    (Student's t against the normal quantile, times the new group's own share of the
+    variance), taken at the interval's upper quantile. 1 in the limit of many documents;
+    infinite for fewer than two. [-]
+
+    >>> round(new_document_factor(10), 3)     # t_9(0.9) = 1.383, z(0.9) = 1.2816
+    1.132
+    >>> new_document_factor(1)
+    inf
+    """
+    if documents < 2:
+        return float("inf")
+    return float(stats.t.ppf(level, documents - 1) / stats.norm.ppf(level)
+                 * np.sqrt(1.0 + 1.0 / documents))
+
+
+def pool_quantiles(pool, u, documents: int, method: str = "inverted_cdf"):
+    """Quantiles ``u`` of a pool of held-out log errors, their spread about the pool's
+    median widened by :func:`new_document_factor` of the ``documents`` the pool holds
+    (``documents`` 0: not known, not widened). [-]
+
+    >>> [float(x) for x in pool_quantiles(np.array([-1.0, 0.0, 1.0]), [0.0, 1.0], 0)]
+    [-1.0, 1.0]
+    """
+    pool = np.asarray(pool, dtype=float)
+    med = np.median(pool)
+    k = new_document_factor(documents) if documents else 1.0
+    return med + k * (np.quantile(pool, u, method=method) - med)
+
+
 def _error_ppf(cls: str):
     """Quantile function of the class's error factor: the empirical distribution of its
-    held-out errors (a draw at u is the pool's inverted-CDF quantile, as a bootstrap)."""
+    held-out errors (a draw at u is the pool's inverted-CDF quantile, as a bootstrap),
+    widened for a new document (:func:`pool_quantiles`)."""
     pool = error_pool(cls)
-    return lambda u: np.exp(np.quantile(pool, u, method="inverted_cdf"))
+    documents = calibration.ERROR_POOL_DOCUMENTS.get(cls, 0)
+    return lambda u: np.exp(pool_quantiles(pool, u, documents))
 
 
 def range_ppf(row) -> callable:
