@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from . import catalog, comm, footprint, layout, options
 from .assumptions import DEFAULT, Assumptions
 from .inputs import (FUSED_ATTENTION_KERNELS, Accelerator, Job, ParallelConfig, Site, Stack,
@@ -184,6 +186,9 @@ def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
         "q_lora_rank": wl.q_lora_rank, "kv_lora_rank": wl.kv_lora_rank,
         "qk_rope_head_dim": wl.qk_rope_head_dim, "v_head_dim": wl.v_head_dim,
         "global_batch": job.global_batch, "tokens": job.tokens,
+        # the grid by calendar month (ones: the annual average) and where the run starts
+        **dict(zip(GRID_MONTH_COLUMNS, grid_factors(job, site, sys_))),
+        "start_month": job.start_month if job.start is not None else math.nan,
         "flash_attention": stack.attention_kernel in FUSED_ATTENTION_KERNELS,
         "parallel_block": stack.parallel_block,
         "tp_overlap": "tp" in stack.overlaps, "pp_overlap": "pp" in stack.overlaps,
@@ -222,15 +227,36 @@ def build_workload(model=None, **inputs) -> Workload:
     return Workload(**given, tied_embeddings=not gated, learned_positions=not gated)
 
 
-def build_job(model=None, *, seq_len=None, global_batch=None, tokens=None) -> Job:
+#: one column per calendar month of the grid's factor (scalars like every other column, so
+#: that sweeps and searches carry them per row)
+GRID_MONTH_COLUMNS = tuple(f"grid_month_{m:02d}" for m in range(1, 13))
+
+
+def grid_factors(job: Job, site: Site, sys_: System) -> np.ndarray:
+    """The site's grid intensity by calendar month over its annual figure, for a job with
+    a start date (:func:`traincost.catalog.grid_month_factors`); twelve ones without one,
+    for a grid intensity given as a number, or where the country has no monthly figures.
+    A start date on several sites is refused (each site's months are not modelled). [-]"""
+    if job.start is None:
+        return np.ones(12)
+    if sys_.sites > 1:
+        raise ValueError("start: a start date is not yet combined with --sites (each "
+                         "site's own months are not modelled); leave one of them out")
+    found = None if site.grid_source == "given" or site.region == "custom" \
+        else catalog.grid_month_factors(site.region)
+    return np.ones(12) if found is None else np.asarray(found[0])
+
+
+def build_job(model=None, *, seq_len=None, global_batch=None, tokens=None,
+              start=None) -> Job:
     """A Job from the job keywords, ``seq_len`` and ``tokens`` defaulting to preset
     ``model``'s (:func:`traincost.catalog.job`). ``global_batch`` is required."""
     given = options.bind("build_job", dict(seq_len=seq_len, global_batch=global_batch,
-                                           tokens=tokens), JOB_KEYWORDS)
+                                           tokens=tokens, start=start), JOB_KEYWORDS)
     if given["global_batch"] is None:
         raise ValueError("global-batch: required (sequences per optimizer step)")
     return catalog.job(model, seq_len=given["seq_len"], global_batch=given["global_batch"],
-                       tokens=given["tokens"])
+                       tokens=given["tokens"], start=given["start"])
 
 
 def build_stack(**inputs) -> Stack:

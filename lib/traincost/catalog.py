@@ -248,7 +248,7 @@ def _job_defaults(model_id: str) -> tuple:
 
 
 def job(model_id: str | None = None, *, seq_len: int | None = None, global_batch: int = 1024,
-        tokens: float | None = None) -> Job:
+        tokens: float | None = None, start: str | None = None) -> Job:
     """A :class:`Job`; ``seq_len`` and ``tokens`` default to preset ``model_id``'s.
 
     Parameters
@@ -262,6 +262,8 @@ def job(model_id: str | None = None, *, seq_len: int | None = None, global_batch
         Sequences per step. [-]
     tokens : float, optional
         Training tokens; the preset's reported figure when omitted. [tokens]
+    start : str, optional
+        Start date ``YYYY-MM-DD`` (None: the grid's annual average). [-]
 
     >>> job("llama2-7b").seq_len
     4096
@@ -275,7 +277,7 @@ def job(model_id: str | None = None, *, seq_len: int | None = None, global_batch
         raise ValueError("seq-len: required unless --model is given")
     if tokens is not None:
         kw["tokens"] = tokens                    # else the Job's default
-    return Job(seq_len=seq_len, global_batch=global_batch, **kw)
+    return Job(seq_len=seq_len, global_batch=global_batch, start=start, **kw)
 
 
 #: the framework whose runs fix traincost's shared efficiency constants (factor 1)
@@ -493,6 +495,41 @@ def grid_water(region: str) -> tuple[float, str]:
             used = "" if candidate == key else f"{candidate}'s figure for {key}: "
             return float(row["l_per_kwh"]), f"{used}{row['source']} ({row['source_location']})"
     raise ValueError(f"data/water.csv: no offsite row for {WORLD!r}")  # pragma: no cover
+
+
+@functools.lru_cache(maxsize=256)
+def grid_month_factors(region: str) -> tuple | None:
+    """(twelve factors, source) of a region's grid intensity by calendar month: each
+    month's intensity over its year's mean, averaged over the years of
+    ``data/grid_monthly.csv`` (Ember's monthly data, 2023-2024), for the region's country
+    (a cloud region's or a US state's by its country, the world as itself); None where
+    the country has no monthly figures. [-]
+
+    The factors keep the region's own annual figure (a state's, a cloud region's) and
+    give it the country's seasonal shape.
+
+    >>> f, _ = grid_month_factors("world")
+    >>> len(f), round(sum(f) / 12, 6)
+    (12, 1.0)
+    """
+    key = _region_key(region)
+    country = WORLD if key == WORLD else regions().loc[key, "country_iso3"]
+    if not isinstance(country, str) or not country:
+        country = key
+    df = read_table("grid_monthly")
+    rows = df[df["region"] == country]
+    if rows.empty:
+        return None
+    year = rows["month"].str[:4]
+    ratio = rows["gco2e_per_kwh"] / rows.groupby(year)["gco2e_per_kwh"].transform("mean")
+    by_month = ratio.groupby(rows["month"].str[5:7].astype(int)).mean()
+    if len(by_month) != 12:
+        return None
+    f = by_month.sort_index().to_numpy(dtype=float)
+    f = f / f.mean()
+    years = sorted(set(year))
+    return (tuple(float(x) for x in f),
+            f"{country}'s months {years[0]}-{years[-1]}: {rows['source'].iloc[0]}")
 
 
 def _water_keys(key: str) -> list:

@@ -175,8 +175,8 @@ def _print_estimate(d: dict) -> None:
         + (f", devices capped at {d['power_cap_w']:g} W" if d.get("power_cap_w") else ""),
         f"  energy      {_fmt(d['it_energy_mwh'])} MWh IT, {_fmt(d['facility_energy_mwh'])} MWh "
         f"at the plug (PUE {d['pue']:.2f})",
-        f"  carbon      {_fmt(d['co2e_t'])} tCO2e operational ({d['grid_gco2e_per_kwh']:.0f} "
-        f"g/kWh, {d['region']}); embodied {_embodied_text(d['embodied_co2e_t_by_basis'])}",
+        f"  carbon      {_fmt(d['co2e_t'])} tCO2e operational ({_grid_text(d)}); embodied "
+        f"{_embodied_text(d['embodied_co2e_t_by_basis'])}",
         f"  water       {_fmt(d['water_m3'])} m3: {_fmt(d['water_onsite_m3'])} on site "
         f"(WUE {_fmt(d['wue_l_per_kwh'])} L/kWh) + {_fmt(d['water_offsite_m3'])} at the power "
         f"plants ({_fmt(d['grid_water_l_per_kwh'])} L/kWh)",
@@ -404,6 +404,15 @@ def _device_counts(text):
 _SEARCH_SHOWN = ("accelerator", "devices", "tp", "pp", "dp", "cp", "ep", "vpp", "zero",
                  "micro_batch", "recompute", "mfu", "memory_gib_per_device", "train_time_days",
                  "facility_energy_mwh", "co2e_t", "cost_usd")
+
+
+def _grid_text(d: dict) -> str:
+    """The grid intensity the carbon line used: the annual figure, or the run's months'."""
+    g = d["grid_profile"]
+    if g["basis"] == "monthly":
+        return (f"{g['gco2e_per_kwh']:.0f} g/kWh over {g['start']} to {g['end']}, "
+                f"{d['region']}, annual {g['annual_gco2e_per_kwh']:.0f}")
+    return f"{d['grid_gco2e_per_kwh']:.0f} g/kWh, {d['region']}"
 
 
 def _progress_bar(desc: str, unit: str):

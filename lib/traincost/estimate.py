@@ -17,6 +17,7 @@ True
 
 from __future__ import annotations
 
+import datetime
 import math
 from dataclasses import dataclass, field, replace
 
@@ -218,6 +219,7 @@ class Estimate:
             "pue": self.site.pue,
             "grid_gco2e_per_kwh": self.site.grid_gco2e_per_kwh,
             "region": self.site.region,
+            "grid_profile": self.grid_profile(),
             "co2e_t": r["co2e_t"],
             "embodied_co2e_t": _finite_or_none(r["embodied_co2e_t"]),
             "embodied_co2e_t_by_basis": embodied[0],
@@ -258,6 +260,29 @@ class Estimate:
                       / GRAMS_PER_TONNE if b in bases else None)
                   for b in EMBODIED_BASES}
         return tonnes, {b: src for b, (_, src) in bases.items()}
+
+    def grid_profile(self) -> dict:
+        """The grid intensity the carbon used: ``basis`` ``monthly`` (a start date and the
+        region's country in ``data/grid_monthly.csv``) or ``annual``, the run's ``start``
+        and ``end`` dates, the intensity over its months and the annual figure
+        [gCO2e/kWh], and their ``source``."""
+        start, g = self.job.start, self.site.grid_gco2e_per_kwh
+        found = None
+        if start is not None and self.site.grid_source != "given" \
+                and self.site.region != "custom":
+            found = catalog.grid_month_factors(self.site.region)
+        end = None
+        if start is not None:
+            end = (datetime.date.fromisoformat(start) + datetime.timedelta(
+                days=float(self.report["train_time_days"]))).isoformat()
+        source = self.site.grid_source
+        if found is not None:
+            source = f"{source}; by month, the seasonal shape of {found[1]}"
+        elif start is not None:
+            source = f"{source}; no monthly figures for this region: the annual figure"
+        return {"basis": "monthly" if found is not None else "annual", "start": start,
+                "end": end, "gco2e_per_kwh": g * float(self.report["grid_factor"]),
+                "annual_gco2e_per_kwh": g, "source": source}
 
     def _site_link(self) -> dict:
         """The site-pair link used (None on one site): Gb/s each direction, ms one way."""

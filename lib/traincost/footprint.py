@@ -15,6 +15,8 @@ References
 
 from __future__ import annotations
 
+import numpy as np
+
 from .units import GRAMS_PER_KG, JOULES_PER_KWH, LITRES_PER_M3, SECONDS_PER_HOUR
 
 
@@ -37,6 +39,53 @@ def facility_energy_j(it_energy, pue):
 def operational_co2e_g(facility_energy, grid_gco2e_per_kwh):
     """Location-based operational emissions: E[kWh] x intensity [gCO2e/kWh]. [gCO2e]"""
     return facility_energy / JOULES_PER_KWH * grid_gco2e_per_kwh
+
+
+def window_mean_factor(month_factors, start_month, duration_months):
+    """Mean of a yearly cycle of twelve monthly factors over a window. [-]
+
+    ``(C(x0 + d) - C(x0)) / d`` with ``C`` the running sum of the factors, month by month
+    and cycling year after year (a run past the data's last year takes its calendar
+    months' factors again), ``x0`` the start in months from 1 January and ``d`` the
+    window's length in months; the start month's own factor for a window of zero length.
+
+    Parameters
+    ----------
+    month_factors : array, shape (12,) or (n, 12)
+        Each calendar month's factor (January first); one row per window where (n, 12). [-]
+    start_month : float or array
+        Start, months from 1 January (15 March: 2 + 14/31). [months]
+    duration_months : float or array
+        Window length. [months]
+
+    Examples
+    --------
+    >>> f = [1.2] * 6 + [0.8] * 6                   # a dirtier first half-year
+    >>> [round(float(window_mean_factor(f, x0, d)), 9) for x0, d in ((0, 12), (4, 4), (1.5, 3))]
+    [1.0, 1.0, 1.2]
+    >>> float(window_mean_factor(f, 7.0, 0.0))       # a window of no length: its month
+    0.8
+    """
+    f = np.asarray(month_factors, dtype=float)
+    x0 = np.asarray(start_month, dtype=float)
+    d = np.asarray(duration_months, dtype=float)
+    n = np.broadcast_shapes(x0.shape, d.shape, f.shape[:-1])
+    rows = np.broadcast_to(f, (*n, 12))
+    cum = np.concatenate([np.zeros((*n, 1)), np.cumsum(rows, axis=-1)], axis=-1)
+
+    def running(x):
+        cycles = np.floor(x / 12.0)
+        r = x - 12.0 * cycles
+        i = np.minimum(np.floor(r).astype(int), 11)
+        at = np.take_along_axis(cum, i[..., None], axis=-1)[..., 0]
+        fi = np.take_along_axis(rows, i[..., None], axis=-1)[..., 0]
+        return cycles * cum[..., 12] + at + (r - i) * fi, fi
+
+    x0b, db = np.broadcast_to(x0, n), np.broadcast_to(d, n)
+    c0, f0 = running(x0b)
+    c1, _ = running(x0b + db)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(db > 0, (c1 - c0) / np.where(db > 0, db, 1.0), f0)
 
 
 def onsite_water_m3(it_energy, wue_l_per_kwh):

@@ -18,6 +18,8 @@ in :mod:`traincost.workload`, :mod:`traincost.memory`, :mod:`traincost.performan
 
 from __future__ import annotations
 
+import calendar
+import datetime
 import math
 from dataclasses import dataclass, fields
 
@@ -393,6 +395,10 @@ class Job:
         Sequences per optimizer step, B. [-]
     tokens : float
         Training tokens for the whole job, D. [tokens]
+    start : str or None
+        Date the training starts, ``YYYY-MM-DD``: the grid's carbon intensity then follows
+        the months the run spans (:func:`traincost.catalog.grid_month_factors`); None: the
+        annual average. [-]
     """
 
     seq_len: int
@@ -400,8 +406,25 @@ class Job:
     # a custom architecture's job when none is given: GPT-3's 300e9 tokens (Brown et al.
     # 2020, Table D.1); the presets carry their own
     tokens: float = 300e9
+    start: str | None = None
+
+    @property
+    def start_month(self) -> float:
+        """Where in its calendar year the run starts, in months from 1 January (15 March
+        is 2 + 14/31); NaN without a start date. [months]"""
+        if self.start is None:
+            return math.nan
+        d = datetime.date.fromisoformat(self.start)
+        days = calendar.monthrange(d.year, d.month)[1]
+        return (d.month - 1) + (d.day - 1) / days
 
     def __post_init__(self):
+        if self.start is not None:
+            try:
+                day = datetime.date.fromisoformat(str(self.start))
+            except ValueError:
+                raise ValueError(f"start: {self.start!r} is not a date YYYY-MM-DD") from None
+            object.__setattr__(self, "start", day.isoformat())   # a date object, as text
         for n in ("seq_len", "global_batch"):
             _check_number(n.replace("_", "-"), getattr(self, n), minimum=0, integer=True)
         _check_number("tokens", self.tokens, minimum=0)

@@ -19,7 +19,7 @@ from . import comm, footprint, memory, performance, power, workload
 from .arrays import any_true
 from .assumptions import DEFAULT, Assumptions
 from .units import (GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH, SECONDS_PER_DAY,
-                    SECONDS_PER_YEAR, TERA)
+                    SECONDS_PER_MONTH, SECONDS_PER_YEAR, TERA)
 
 INPUT_COLUMNS = (
     # accelerator (at the chosen precision)
@@ -42,6 +42,9 @@ INPUT_COLUMNS = (
     "seq_len", "tied_embeddings", "learned_positions", "experts", "top_k", "shared_experts",
     "moe_ffn_hidden", "dense_layers", "route_nodes", "mtp_depth", "mla", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
     "v_head_dim", "global_batch", "tokens",
+    # the grid by calendar month (twelve ones: the annual average) and the start, months
+    # from 1 January (NaN: no start date)
+    *(f"grid_month_{m:02d}" for m in range(1, 13)), "start_month",
     # software stack
     "flash_attention", "parallel_block", "tp_overlap", "pp_overlap", "dp_overlap",
     "ep_overlap", "balanced_pipeline", "fp8_activations", "optimizer_bf16", "sync_every",
@@ -75,6 +78,8 @@ OUTPUTS = (
     ("host_power_w", "W", "host share of power per device"),
     ("avg_power_w_per_device", "W", "device plus host power, PUE excluded"),
     ("goodput", "-", "share of the wall clock that trains, the rest lost to interruptions"),
+    ("grid_factor", "-", "the run's months' grid intensity over the annual figure (1 "
+     "without a start date)"),
     ("train_time_s", "s", "wall clock of the whole job, goodput included"),
     ("device_hours", "h", "devices x wall clock"),
     ("it_energy_j", "J", "IT energy of the job"),
@@ -626,6 +631,14 @@ def footprint_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamesp
                                np.where(np.isnan(lost), a.interruption_lost_s, lost),
                                a.operations_goodput_fraction)
     wall_s = c["tokens"] / tokens_per_s / good
+    # the months the run spans (the annual figure without a start date)
+    start = c["start_month"]
+    grid_factor = 1.0
+    if any_true(np.isfinite(start)):
+        months = np.stack(np.broadcast_arrays(
+            *(c[f"grid_month_{m:02d}"] for m in range(1, 13)), wall_s)[:12], axis=-1)
+        grid_factor = np.where(np.isnan(start), 1.0, footprint.window_mean_factor(
+            months, np.where(np.isnan(start), 0.0, start), wall_s / SECONDS_PER_MONTH))
     dev_h = footprint.device_hours(n, wall_s)
     it_j = footprint.it_energy_j(avg_w, n, wall_s)
     fac_j = footprint.facility_energy_j(it_j, c["pue"])
@@ -663,11 +676,12 @@ def footprint_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamesp
         "host_power_w": host_w,
         "avg_power_w_per_device": avg_w,
         "goodput": good,
+        "grid_factor": grid_factor,
         "train_time_s": wall_s,
         "device_hours": dev_h,
         "it_energy_j": it_j,
         "facility_energy_j": fac_j,
-        "co2e_g": footprint.operational_co2e_g(fac_j, c["grid_gco2e_per_kwh"]),
+        "co2e_g": footprint.operational_co2e_g(fac_j, c["grid_gco2e_per_kwh"] * grid_factor),
         "embodied_co2e_g": footprint.embodied_co2e_g(
             c["embodied_kgco2e"], n, wall_s,
             a.embodied_lifetime_years * SECONDS_PER_YEAR),
@@ -703,6 +717,7 @@ def report_units(out: dict) -> dict:
         "memory_gib_per_device": out["memory_bytes_per_device"] / GIB,
         "fits_in_memory": out["fits_in_memory"],
         "goodput": out["goodput"],
+        "grid_factor": out["grid_factor"],
         "train_time_days": out["train_time_s"] / SECONDS_PER_DAY,
         "device_hours": out["device_hours"],
         "avg_power_w_per_device": out["avg_power_w_per_device"],

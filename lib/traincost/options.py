@@ -164,6 +164,10 @@ INPUTS = (
     _o("tokens", "workload", "Job", "float", "tokens",
        "training tokens (default: the preset's reported count, else 300e9)", minimum=1,
        maximum=MAX_TOKENS),
+    _o("start", "site", "Job", "str", "date",
+       "date the training starts, YYYY-MM-DD: the grid's carbon intensity follows the "
+       "months the run spans (Ember's monthly shape for the region's country, on its annual "
+       "figure); default: the annual average", metavar="YYYY-MM-DD"),
     # the software stack
     _o("attention_kernel", "stack", "Stack", "choice", "-",
        "auto (default): the faster fused kernel measured on the device, as TransformerEngine "
@@ -369,7 +373,7 @@ def names(*containers: str) -> tuple:
     """Names of the inputs in these containers (all of them when none is named), in order.
 
     >>> names("Job")
-    ('seq_len', 'global_batch', 'tokens')
+    ('seq_len', 'global_batch', 'tokens', 'start')
     """
     return tuple(o.name for o in INPUTS if not containers or o.container in containers)
 

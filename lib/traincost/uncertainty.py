@@ -64,6 +64,9 @@ INTERVAL_KEYS = ("tokens_per_s", "step_time_s", "mfu", "train_time_days", "devic
                  "facility_energy_mwh", "co2e_t", "cost_usd", "water_m3")
 #: the interval's quantiles: p10, p50, p90 (an 80% interval)
 QUANTILES = (0.1, 0.5, 0.9)
+#: the grid range for the run's season, not drawn for a run with a start date (its months
+#: are modelled: traincost.footprint.window_mean_factor)
+SEASON_RANGE = "grid-run-period"
 #: Monte Carlo draws when none are asked for
 DEFAULT_DRAWS = 10_000
 #: draws per row where many rows are banded at once (compare, a search's top table): the
@@ -221,6 +224,8 @@ def _uncertain(system, spec) -> list:
             continue
         if inp.use == "grid" and spec.site.grid_source == "given":
             continue
+        if inp.id == SEASON_RANGE and spec.job.start is not None:
+            continue                  # the run's own months stand for its season
         if inp.use == "wue" and spec.site.wue_source == "given":
             continue
         out.append(inp)

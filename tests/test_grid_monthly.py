@@ -1,0 +1,102 @@
+"""The grid by month (issue 24): a run with a start date meets the months it spans.
+
+Ember's monthly electricity data (CC BY 4.0, data/grid_monthly.csv) gives each country's
+intensity month by month; the factors are each month's figure over its year's mean,
+averaged over 2023 and 2024, applied to the region's own annual figure. The values by hand
+below are read from the rows of the data file itself.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import traincost
+from traincost import catalog, uncertainty
+from traincost.footprint import window_mean_factor
+
+from clihelpers import run
+
+KW = dict(model="llama3.1-8b", seq_len=8192, global_batch=1024, tp=1, pp=1, cp=1,
+          micro_batch=1, recompute="full", zero=3)
+DATA = pd.read_csv(catalog.resources.files("traincost.data").joinpath("grid_monthly.csv"))
+
+
+def _by_hand(country: str, month: int) -> float:
+    rows = DATA[DATA["region"] == country]
+    ratios = []
+    for year in ("2023", "2024"):
+        y = rows[rows["month"].str.startswith(year)]
+        value = float(y.loc[y["month"] == f"{year}-{month:02d}", "gco2e_per_kwh"].iloc[0])
+        ratios.append(value / y["gco2e_per_kwh"].mean())
+    return float(np.mean(ratios))
+
+
+def test_the_factors_are_the_countrys_months_over_its_year():
+    f, source = catalog.grid_month_factors("DEU")
+    assert len(f) == 12 and np.mean(f) == pytest.approx(1.0, rel=1e-12)
+    raw = [_by_hand("DEU", m) for m in range(1, 13)]
+    assert f == pytest.approx(np.array(raw) / np.mean(raw), rel=1e-12)
+    assert f[0] > 1.0 > f[5]                 # German winter coal, summer solar
+    assert "Ember" in source and "CC BY 4.0" in source
+    # a cloud region takes its country's shape; a country without monthly figures none
+    assert catalog.grid_month_factors("aws:eu-central-1")[0] == f
+    assert catalog.grid_month_factors("ZAF") is None
+
+
+def test_a_run_inside_one_month_meets_that_months_intensity():
+    annual = traincost.estimate("h100-sxm5-80gb", 1024, region="DEU", tokens=1e11, **KW)
+    assert annual.report["train_time_days"] < 20          # 10-30 January
+    jan = traincost.estimate("h100-sxm5-80gb", 1024, region="DEU", tokens=1e11,
+                             start="2025-01-10", **KW)
+    f, _ = catalog.grid_month_factors("DEU")
+    assert jan.report["co2e_t"] == pytest.approx(annual.report["co2e_t"] * f[0], rel=1e-9)
+    assert jan.report["facility_energy_mwh"] == annual.report["facility_energy_mwh"]
+    g = jan.to_dict()["grid_profile"]
+    assert g["basis"] == "monthly" and g["start"] == "2025-01-10"
+    assert g["gco2e_per_kwh"] == pytest.approx(annual.site.grid_gco2e_per_kwh * f[0])
+    assert g["end"] < "2025-01-31"
+
+
+def test_a_year_from_any_start_meets_the_annual_figure():
+    f = catalog.grid_month_factors("FRA")[0]
+    for x0 in (0.0, 3.5, 11.9):
+        assert window_mean_factor(f, x0, 12.0) == pytest.approx(1.0, rel=1e-12)
+    # two months from mid-February: half of February, all of March, half of April
+    half = window_mean_factor(f, 1.5, 2.0)
+    assert half == pytest.approx((0.5 * f[1] + f[2] + 0.5 * f[3]) / 2.0, rel=1e-12)
+
+
+def test_no_monthly_figures_or_a_given_intensity_keep_the_annual_figure():
+    for kw in (dict(region="ZAF"), dict(grid_intensity=300.0)):
+        base = traincost.estimate("h100-sxm5-80gb", 64, **kw, **KW)
+        dated = traincost.estimate("h100-sxm5-80gb", 64, start="2025-07-01", **kw, **KW)
+        assert dated.report["co2e_t"] == base.report["co2e_t"]
+        assert dated.to_dict()["grid_profile"]["basis"] == "annual"
+
+
+def test_the_season_range_is_not_drawn_for_a_dated_run():
+    def ids(**kw):
+        return [i.id for i in uncertainty.uncertain_inputs(traincost.estimate(
+            "h100-sxm5-80gb", 64, region="DEU", **KW, **kw))]
+    assert "grid-run-period" in ids() and "grid-year" in ids()
+    dated = ids(start="2025-07-01")
+    assert "grid-run-period" not in dated and "grid-year" in dated
+
+
+def test_cli_start_flag_and_its_errors(capsys):
+    base = ["estimate", "--accelerator", "h100-sxm5-80gb", "--devices", "64", "--model",
+            "llama3.1-8b", "--seq-len", "8192", "--global-batch", "512", "--region", "DEU"]
+    rc, out, _ = run(base + ["--start", "2025-06-01", "--json"], capsys)
+    assert rc == 0 and json.loads(out)["grid_profile"]["basis"] == "monthly"
+    rc, out, _ = run(base + ["--start", "2025-06-01"], capsys)
+    assert rc == 0 and "g/kWh over 2025-06-01 to" in out
+    for bad, said in ((["--start", "2025-13-01"], "start: '2025-13-01' is not a date"),
+                      (["--start", "2025-01-01", "--sites", "2"],
+                       "start: a start date is not yet combined with --sites")):
+        rc, out, err = run(base + bad, capsys)
+        assert rc == 2 and out == ""
+        assert len(err.strip().splitlines()) == 1 and said in err
