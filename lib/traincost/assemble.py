@@ -232,18 +232,22 @@ def build_workload(model=None, **inputs) -> Workload:
 GRID_MONTH_COLUMNS = tuple(f"grid_month_{m:02d}" for m in range(1, 13))
 
 
+def grid_months(job: Job, site: Site) -> tuple | None:
+    """(twelve factors, source) of the site's grid by calendar month for a job with a start
+    date (:func:`traincost.catalog.grid_month_factors`); None without one, for a grid
+    intensity given as a number, or where the country has no monthly figures. [-]"""
+    if job.start is None or site.grid_source == "given" or site.region == "custom":
+        return None
+    return catalog.grid_month_factors(site.region)
+
+
 def grid_factors(job: Job, site: Site, sys_: System) -> np.ndarray:
-    """The site's grid intensity by calendar month over its annual figure, for a job with
-    a start date (:func:`traincost.catalog.grid_month_factors`); twelve ones without one,
-    for a grid intensity given as a number, or where the country has no monthly figures.
+    """:func:`grid_months`' factors, twelve ones where there are none (the annual figure).
     A start date on several sites is refused (each site's months are not modelled). [-]"""
-    if job.start is None:
-        return np.ones(12)
-    if sys_.sites > 1:
+    if job.start is not None and sys_.sites > 1:
         raise ValueError("start: a start date is not yet combined with --sites (each "
                          "site's own months are not modelled); leave one of them out")
-    found = None if site.grid_source == "given" or site.region == "custom" \
-        else catalog.grid_month_factors(site.region)
+    found = grid_months(job, site)
     return np.ones(12) if found is None else np.asarray(found[0])
 
 

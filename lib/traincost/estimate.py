@@ -26,7 +26,7 @@ import pandas as pd
 
 from . import calibration, catalog, caveats, footprint, layout, options
 from .assemble import (STACK_INPUTS, Inputs, columns, fixed_knobs, framework_knobs,
-                       job_inputs, site_knobs, site_link, system)
+                       grid_months, job_inputs, site_knobs, site_link, system)
 from .catalog import precision_group
 from .assumptions import DEFAULT, Assumptions, describe
 from .inputs import (OVERLAP_KINDS, Accelerator, Job, ParallelConfig, Site, Stack, System,
@@ -267,10 +267,7 @@ class Estimate:
         and ``end`` dates, the intensity over its months and the annual figure
         [gCO2e/kWh], and their ``source``."""
         start, g = self.job.start, self.site.grid_gco2e_per_kwh
-        found = None
-        if start is not None and self.site.grid_source != "given" \
-                and self.site.region != "custom":
-            found = catalog.grid_month_factors(self.site.region)
+        found = grid_months(self.job, self.site)
         end = None
         if start is not None:
             end = (datetime.date.fromisoformat(start) + datetime.timedelta(
