@@ -640,3 +640,17 @@ def test_compare_published_reports_its_progress():
     calls = []
     compare_published(runs, progress=lambda done, total: calls.append((done, total)))
     assert calls == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_the_catalogs_table_is_built_once_per_set_of_assumptions():
+    from dataclasses import replace
+    first = compare_published()
+    again = compare_published()
+    assert again.equals(first) and again is not first      # a copy: callers may filter it
+    again.loc[:, "predicted"] = 0.0
+    assert compare_published().equals(first)
+    other = replace(traincost.DEFAULT_ASSUMPTIONS, operations_goodput_fraction=0.8)
+    moved = compare_published(assumptions=other)
+    days = (moved["metric"] == "train_time_days") & (moved["case"] == "bloom-176b")
+    assert moved.loc[days, "predicted"].iloc[0] == pytest.approx(
+        first.loc[days, "predicted"].iloc[0] * 0.9 / 0.8, rel=1e-9)
