@@ -206,8 +206,9 @@ def _predicted(est, key: str, row: pd.Series, stated_devices=None) -> float:
     return value
 
 
-#: compare_published's table of the catalog's runs, per (runs frame, assumptions): the
-#: catalog reads each file once per process, and a table takes seconds to build
+#: compare_published's table of the catalog's runs, per (runs frame, assumptions) -> (the
+#: frame, the table): the catalog reads each file once per process, and a table takes
+#: seconds to build
 _TABLES: dict = {}
 
 
@@ -239,10 +240,10 @@ def compare_published(runs: pd.DataFrame | None = None,
     if runs is None:                 # the catalog's runs: one table per process and constants
         runs = catalog.published_runs()
         key = (id(runs), assumptions)
-        if key in _TABLES:
+        if key in _TABLES and _TABLES[key][0] is runs:   # the same frame, not a reused id
             if progress is not None:
                 progress(len(runs), len(runs))
-            return _TABLES[key].copy()
+            return _TABLES[key][1].copy()
     rows = []
     for done, (case, row) in enumerate(runs.iterrows(), start=1):
         if progress is not None:
@@ -256,7 +257,7 @@ def compare_published(runs: pd.DataFrame | None = None,
         rows += _compared(case, row, est, stated, note)
     table = pd.DataFrame(rows, columns=_COMPARED)
     if key is not None:
-        _TABLES[key] = table.copy()
+        _TABLES[key] = (runs, table.copy())      # the frame kept, so its id is not reused
     return table
 
 
