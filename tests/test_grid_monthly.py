@@ -94,9 +94,59 @@ def test_cli_start_flag_and_its_errors(capsys):
     assert rc == 0 and json.loads(out)["grid_profile"]["basis"] == "monthly"
     rc, out, _ = run(base + ["--start", "2025-06-01"], capsys)
     assert rc == 0 and "g/kWh over 2025-06-01 to" in out
-    for bad, said in ((["--start", "2025-13-01"], "start: '2025-13-01' is not a date"),
-                      (["--start", "2025-01-01", "--sites", "2"],
-                       "start: a start date is not yet combined with --sites")):
-        rc, out, err = run(base + bad, capsys)
-        assert rc == 2 and out == ""
-        assert len(err.strip().splitlines()) == 1 and said in err
+    rc, out, err = run(base + ["--start", "2025-13-01"], capsys)
+    assert rc == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "start: '2025-13-01' is not a date" in err
+
+
+SITES = dict(tp=1, pp=1, cp=1, micro_batch=1, recompute="full", zero=3, cross_site="dp")
+
+
+def _two_sites(**kw):
+    return traincost.estimate("h100-sxm5-80gb", 1024, model="llama3.1-8b", seq_len=8192,
+                              global_batch=1024, tokens=1e11, sites=2, **SITES, **kw)
+
+
+def test_each_site_meets_its_own_countrys_months():
+    """Two sites in Germany and France, inside January: each site's carbon is its facility
+    energy x its annual figure x its own country's January factor, and the parts sum to
+    the total (the pooled factors weight each site by PUE_i g_i)."""
+    annual = _two_sites(site_regions="DEU,FRA")
+    jan = _two_sites(site_regions="DEU,FRA", start="2025-01-10")
+    assert jan.report["train_time_days"] < 20                          # 10-30 January
+    assert jan.report["facility_energy_mwh"] == annual.report["facility_energy_mwh"]
+    parts, base = jan.to_dict()["sites"], annual.to_dict()["sites"]
+    for p, b, country in zip(parts, base, ("DEU", "FRA")):
+        f = _by_hand(country, 1) / np.mean([_by_hand(country, m) for m in range(1, 13)])
+        assert p["co2e_t"] == pytest.approx(b["co2e_t"] * f, rel=1e-9)
+        assert p["grid_run_gco2e_per_kwh"] == pytest.approx(p["grid_gco2e_per_kwh"] * f,
+                                                            rel=1e-9)
+        assert b["grid_run_gco2e_per_kwh"] == b["grid_gco2e_per_kwh"]      # undated
+    assert sum(p["co2e_t"] for p in parts) == pytest.approx(jan.report["co2e_t"], rel=1e-9)
+    g = jan.to_dict()["grid_profile"]
+    assert g["basis"] == "monthly" and "Ember" in g["source"]
+    total_mwh = jan.report["facility_energy_mwh"]
+    assert g["gco2e_per_kwh"] == pytest.approx(jan.report["co2e_t"] * 1e3 / total_mwh,   # g/kWh
+                                               rel=1e-9)
+
+
+def test_sites_in_one_region_meet_its_months_and_a_site_without_any_its_year():
+    one = _two_sites(region="DEU", start="2025-01-10")
+    f = catalog.grid_month_factors("DEU")[0][0]
+    assert one.report["co2e_t"] == pytest.approx(
+        _two_sites(region="DEU").report["co2e_t"] * f, rel=1e-9)
+    # South Africa has no monthly figures: its half keeps its annual figure
+    mixed = _two_sites(site_regions="DEU,ZAF", start="2025-01-10").to_dict()["sites"]
+    undated = _two_sites(site_regions="DEU,ZAF").to_dict()["sites"]
+    assert mixed[1]["co2e_t"] == pytest.approx(undated[1]["co2e_t"], rel=1e-12)
+    assert mixed[0]["co2e_t"] == pytest.approx(undated[0]["co2e_t"] * f, rel=1e-9)
+
+
+def test_cli_start_with_sites(capsys):
+    rc, out, _ = run(["estimate", "--accelerator", "h100-sxm5-80gb", "--devices", "1024",
+                      "--model", "llama3.1-8b", "--seq-len", "8192", "--global-batch", "1024",
+                      "--sites", "2", "--site-regions", "DEU,FRA", "--start", "2025-06-01",
+                      "--json"], capsys)
+    d = json.loads(out)
+    assert rc == 0 and d["grid_profile"]["basis"] == "monthly"
+    assert sum(x["co2e_t"] for x in d["sites"]) == pytest.approx(d["co2e_t"], rel=1e-9)

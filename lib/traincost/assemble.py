@@ -187,7 +187,7 @@ def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
         "qk_rope_head_dim": wl.qk_rope_head_dim, "v_head_dim": wl.v_head_dim,
         "global_batch": job.global_batch, "tokens": job.tokens,
         # the grid by calendar month (ones: the annual average) and where the run starts
-        **dict(zip(GRID_MONTH_COLUMNS, grid_factors(job, site, sys_))),
+        **dict(zip(GRID_MONTH_COLUMNS, grid_factors(job, site))),
         "start_month": job.start_month if job.start is not None else math.nan,
         "flash_attention": stack.attention_kernel in FUSED_ATTENTION_KERNELS,
         "parallel_block": stack.parallel_block,
@@ -234,19 +234,48 @@ GRID_MONTH_COLUMNS = tuple(f"grid_month_{m:02d}" for m in range(1, 13))
 
 def grid_months(job: Job, site: Site) -> tuple | None:
     """(twelve factors, source) of the site's grid by calendar month for a job with a start
-    date (:func:`traincost.catalog.grid_month_factors`); None without one, for a grid
-    intensity given as a number, or where the country has no monthly figures. [-]"""
+    date (:func:`traincost.catalog.grid_month_factors`; a site pooled from several regions
+    holds its own, :func:`pooled_grid_months`); None without one, for a grid intensity
+    given as a number, or where no monthly figures apply. [-]"""
     if job.start is None or site.grid_source == "given" or site.region == "custom":
         return None
+    if site.grid_months is not None:
+        return site.grid_months or None
     return catalog.grid_month_factors(site.region)
 
 
-def grid_factors(job: Job, site: Site, sys_: System) -> np.ndarray:
-    """:func:`grid_months`' factors, twelve ones where there are none (the annual figure).
-    A start date on several sites is refused (each site's months are not modelled). [-]"""
-    if job.start is not None and sys_.sites > 1:
-        raise ValueError("start: a start date is not yet combined with --sites (each "
-                         "site's own months are not modelled); leave one of them out")
+def pooled_grid_months(sites) -> tuple:
+    """(twelve factors, source) of the grid by calendar month of several sites, each in its
+    own region, pooled as their annual figures are (:func:`traincost.footprint.pooled_site`):
+    each site's factors weighted by its share of the emissions at its annual figure,
+    ``w_i = PUE_i g_i / sum(PUE_j g_j)`` (each site draws the same IT energy). The mean
+    over a window is linear in the factors, so the pooled annual figure times the pooled
+    factors' mean over any window is the sum of each site's own. A site without monthly
+    figures counts with its annual figure (factors of one); ``()`` where no site has
+    any. [-]
+
+    >>> import traincost
+    >>> s = job_inputs(model="llama2-7b", global_batch=64, site_regions="DEU,FRA")
+    >>> de, fr = (catalog.grid_month_factors(x.region)[0][0] for x in s.sites)   # January
+    >>> w = [x.pue * x.grid_gco2e_per_kwh for x in s.sites]
+    >>> pooled = pooled_grid_months(s.sites)[0][0]
+    >>> round(pooled, 12) == round((w[0] * de + w[1] * fr) / sum(w), 12)
+    True
+    """
+    found = [None if x.region == "custom" else catalog.grid_month_factors(x.region)
+             for x in sites]
+    if all(f is None for f in found):
+        return ()
+    factors = np.array([np.ones(12) if f is None else f[0] for f in found])
+    w = np.array([x.pue * x.grid_gco2e_per_kwh for x in sites])
+    w = w / w.sum() if w.sum() > 0 else np.full(len(sites), 1.0 / len(sites))
+    source = "; ".join(dict.fromkeys(f[1] for f in found if f is not None))
+    return tuple(float(v) for v in w @ factors), source
+
+
+def grid_factors(job: Job, site: Site) -> np.ndarray:
+    """:func:`grid_months`' factors, twelve ones where there are none (the annual
+    figure). [-]"""
     found = grid_months(job, site)
     return np.ones(12) if found is None else np.asarray(found[0])
 
@@ -404,7 +433,8 @@ def _sites(given: dict, assumptions: Assumptions) -> tuple:
                      water_source="; ".join(x.water_source for x in sites),
                      pue_source="; ".join(dict.fromkeys(x.pue_source for x in sites)),
                      grid_source="; ".join(x.grid_source for x in sites),
-                     pue_scope=max(sites, key=lambda x: x.pue).pue_scope)
+                     pue_scope=max(sites, key=lambda x: x.pue).pue_scope,
+                     grid_months=pooled_grid_months(sites))
     return pooled, sites
 
 

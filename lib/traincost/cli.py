@@ -210,7 +210,8 @@ def _site_lines(d: dict) -> list:
             f"each way, {net['site_link_latency_ms']:.3g} ms; {p['cross_site']} crosses them"
             f"{sync if p['cross_site'] == 'dp' else ''}")
     return [head] + [f"              {x['region']}: {x['devices']} devices, PUE {x['pue']:.2f}, "
-                     f"{_fmt(x['facility_energy_mwh'])} MWh, {_fmt(x['co2e_t'])} tCO2e, "
+                     f"{_fmt(x['facility_energy_mwh'])} MWh at "
+                     f"{x['grid_run_gco2e_per_kwh']:.0f} g/kWh, {_fmt(x['co2e_t'])} tCO2e, "
                      f"{_fmt(x['cost_usd'], digits=4)} USD" for x in d["sites"]]
 
 

@@ -35,7 +35,7 @@ from .model import MEMORY_PARTS, OUTPUTS, STEP_PARTS, evaluate, report_units
 from .search import search
 from .uncertainty import BAND_DRAWS, check_seed
 from .units import (BITS_PER_BYTE, GIB, GIGA, GRAMS_PER_TONNE, JOULES_PER_MWH, MILLI,
-                    SECONDS_PER_YEAR)
+                    SECONDS_PER_MONTH, SECONDS_PER_YEAR)
 
 #: the bases embodied carbon is reported on (JSON ``embodied_co2e_t_by_basis``): the die
 #: alone (LLMCarbon), the accelerator package, the whole server per accelerator
@@ -85,21 +85,27 @@ class Estimate:
 
     def site_parts(self) -> list:
         """Each site's share of the run (one entry on one site): its region, devices, PUE,
-        IT and facility energy [MWh], operational emissions [tCO2e] and cost [USD]
+        annual grid intensity and the intensity over the run's months (``grid_run_``, the
+        annual figure for an undated run) [gCO2e/kWh], IT and facility energy [MWh],
+        operational emissions [tCO2e], cost [USD] and water [m3]
         (:func:`traincost.footprint.site_parts`); the shares sum to the totals."""
         sites = self.inputs.site_list(self.system.sites)
         v = self.values
-        parts = footprint.site_parts(v["it_energy_j"], [x.pue for x in sites],
-                                     [x.grid_gco2e_per_kwh for x in sites], v["cost_usd"],
-                                     v["electricity_usd"], [x.wue_l_per_kwh for x in sites],
+        months = v["train_time_s"] / SECONDS_PER_MONTH
+        run_grid = [x.grid_gco2e_per_kwh * (1.0 if f is None else float(
+            footprint.window_mean_factor(f[0], self.job.start_month, months)))
+            for x, f in ((x, grid_months(self.job, x)) for x in sites)]
+        parts = footprint.site_parts(v["it_energy_j"], [x.pue for x in sites], run_grid,
+                                     v["cost_usd"], v["electricity_usd"],
+                                     [x.wue_l_per_kwh for x in sites],
                                      [x.grid_water_l_per_kwh for x in sites])
         n = self.system.devices // self.system.sites
         return [{"region": x.region, "devices": n, "pue": x.pue,
-                 "grid_gco2e_per_kwh": x.grid_gco2e_per_kwh,
+                 "grid_gco2e_per_kwh": x.grid_gco2e_per_kwh, "grid_run_gco2e_per_kwh": g,
                  "it_energy_mwh": it / JOULES_PER_MWH, "facility_energy_mwh": fac / JOULES_PER_MWH,
                  "co2e_t": co2 / GRAMS_PER_TONNE, "cost_usd": _finite_or_none(cost),
                  "water_m3": _finite_or_none(on + off)}
-                for x, (it, fac, co2, cost, on, off) in zip(sites, parts)]
+                for x, g, (it, fac, co2, cost, on, off) in zip(sites, run_grid, parts)]
 
     # --- presentation at the edges (units converted in model.report_units only) --------
     @property
@@ -263,7 +269,8 @@ class Estimate:
 
     def grid_profile(self) -> dict:
         """The grid intensity the carbon used: ``basis`` ``monthly`` (a start date and the
-        region's country in ``data/grid_monthly.csv``) or ``annual``, the run's ``start``
+        region's country in ``data/grid_monthly.csv``; over several regions, at least one
+        site's, :func:`traincost.assemble.pooled_grid_months`) or ``annual``, the run's ``start``
         and ``end`` dates, the intensity over its months and the annual figure
         [gCO2e/kWh], and their ``source``."""
         start, g = self.job.start, self.site.grid_gco2e_per_kwh

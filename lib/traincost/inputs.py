@@ -744,6 +744,10 @@ class Site:
         unknown. [L/kWh]
     wue_source, water_source : str
         Where the two water figures come from (``given`` when the user set them). [-]
+    grid_months : tuple or None
+        A site pooled from several regions: its grid's twelve factors by calendar month
+        and their source (:func:`traincost.assemble.pooled_grid_months`), ``()`` where
+        none of the regions has monthly figures; None: looked up by ``region``. [-]
     """
 
     pue: float
@@ -759,6 +763,7 @@ class Site:
     grid_water_l_per_kwh: float = math.nan
     wue_source: str = ""
     water_source: str = ""
+    grid_months: tuple | None = None
 
     def __post_init__(self):
         _check_number("pue", self.pue, minimum=1.0, exclusive=False)
