@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import traincost
-from traincost import catalog, uncertainty
+from traincost import catalog, explore, plotting, uncertainty
 from traincost.footprint import window_mean_factor
 
 from clihelpers import run
@@ -150,3 +150,31 @@ def test_cli_start_with_sites(capsys):
     d = json.loads(out)
     assert rc == 0 and d["grid_profile"]["basis"] == "monthly"
     assert sum(x["co2e_t"] for x in d["sites"]) == pytest.approx(d["co2e_t"], rel=1e-9)
+
+
+def test_carbon_by_start_month_by_hand():
+    """A 9-day run started on the 1st lies inside its month: its carbon is the undated
+    run's times that month's factor, read from the data rows; South Africa, without monthly
+    figures, keeps its annual figure every month."""
+    df = explore.carbon_by_start_month(dict(accelerator="h100-sxm5-80gb", model="llama2-7b",
+                                            devices=256, global_batch=1024),
+                                       ["FRA", "ZAF"], year=2025)
+    assert len(df) == 24 and (df["train_time_days"] < 28).all()
+    fra = df[df["region"] == "FRA"].set_index("month")
+    raw = np.array([_by_hand("FRA", m) for m in range(1, 13)])
+    f = raw / raw.mean()
+    assert fra["change_pct"].to_numpy() == pytest.approx(100 * (f - 1), rel=1e-9, abs=1e-9)
+    assert (fra["basis"] == "monthly").all() and fra.loc[3, "start"] == "2025-03-01"
+    zaf = df[df["region"] == "ZAF"]
+    assert (zaf["basis"] == "annual").all()
+    assert zaf["co2e_t"].to_numpy() == pytest.approx(zaf["annual_co2e_t"].to_numpy(), rel=1e-12)
+    fig = plotting.carbon_by_start_month(df)
+    lines = {ln.get_gid(): ln for ln in fig.axes[0].get_lines()}
+    assert list(lines["FRA"].get_ydata()) == pytest.approx(fra["change_pct"].to_list())
+    assert lines["ZAF"].get_linestyle() == ":"
+    for bad, said in ((dict(regions=[]), "regions: select at least one region"),
+                      (dict(regions=["FRA"], year=2025.5), "year: 2025.5 must be a whole year")):
+        with pytest.raises(ValueError, match=said):
+            explore.carbon_by_start_month(dict(accelerator="h100-sxm5-80gb",
+                                               model="llama2-7b", devices=256,
+                                               global_batch=1024), **bad)

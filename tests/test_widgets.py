@@ -436,6 +436,31 @@ def test_region_carbon_embodied_override_and_messages():
     assert "no embodied figure" in box.message.value and box.result is not None
 
 
+def test_start_month_carbon_follows_the_months_and_the_runs_length():
+    box = widgets.start_month_carbon(regions=("DEU", "FRA"))
+    df = box.result
+    assert set(df["region"]) == {"DEU", "FRA"} and len(df) == 24
+    assert box.chart.value[:8] == PNG_MAGIC and "swing [% of annual]" in box.table.value
+    days = float(df["train_time_days"].iloc[0])
+    assert f"{days:.3g} days" in box.summary.value
+    fra = df[df["region"] == "FRA"]
+    swing = fra["change_pct"].max() - fra["change_pct"].min()
+    assert f"<td>{swing:.3g}</td>" in box.table.value
+    # a longer run (a quarter of the devices) averages more months: a smaller swing
+    box.controls["devices"].value = 64
+    longer = box.result[box.result["region"] == "FRA"]
+    assert longer["train_time_days"].iloc[0] > 3.5 * days
+    assert longer["change_pct"].max() - longer["change_pct"].min() < swing
+    box.controls["regions"].value = ()
+    assert "regions: select at least one region" in box.message.value and box.result is None
+    assert box.chart.layout.display == "none"
+    box.controls["regions"].value = ("GBR",)
+    assert box.message.value == "" and box.chart.layout.display is None
+    assert list(box.result["start"].str[:4].unique()) == ["2025"]
+    box.controls["year"].value = 2024
+    assert list(box.result["start"].str[:4].unique()) == ["2024"]
+
+
 # --- 06: dollars -----------------------------------------------------------------------------
 def test_rent_or_own_default_and_reactions():
     box = widgets.rent_or_own()

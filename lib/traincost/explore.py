@@ -447,6 +447,72 @@ def carbon_by_region(params: dict, regions) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("region")
 
 
+#: calendar months' short names, January first
+MONTH_NAMES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
+               "Dec")
+
+
+def carbon_by_start_month(params: dict, regions, year: int = 2025) -> pd.DataFrame:
+    """The same run (same layout and energy) started on the first of each month of a year,
+    in several grid regions: its operational carbon over the months it spans
+    (:func:`traincost.footprint.window_mean_factor` on Ember's monthly shape for the
+    region's country) against the undated run's (the annual figure).
+
+    Parameters
+    ----------
+    params : dict
+        ``accelerator``, ``model``, ``devices``, ``global_batch``, optional ``tokens``. [-]
+    regions : sequence of str
+        Region ids (``traincost.catalog.regions()``).
+    year : int
+        The year whose months the runs start in: it sets the dates (the shape by month is
+        the data's mean year). [-]
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per region and start month: ``region``, ``month`` (1-12), ``start``,
+        ``end`` (ISO dates), ``basis`` (``monthly``, or ``annual`` for a region without
+        monthly figures), ``train_time_days``, ``grid_gco2e_per_kwh`` (over the run's
+        months) [gCO2e/kWh], ``co2e_t`` [tCO2e], ``annual_co2e_t`` (undated) [tCO2e] and
+        ``change_pct`` (against it) [%].
+
+    Raises
+    ------
+    ValueError
+        ``regions: ...`` when none is given, ``year: ...`` outside 1900-2100, or the
+        estimate's one-line message.
+    """
+    regions = list(regions or ())
+    if not regions:
+        raise ValueError("regions: select at least one region")
+    if isinstance(year, bool) or not isinstance(year, (int, np.integer)) \
+            or not 1900 <= year <= 2100:
+        raise ValueError(f"year: {year!r} must be a whole year from 1900 to 2100")
+    common = {"accelerator": params["accelerator"], "devices": params["devices"],
+              "model": params["model"], "global_batch": params["global_batch"],
+              "tokens": params.get("tokens")}
+    first = estimate(**common, region=regions[0])
+    layout = fixed_layout(first)
+    rows = []
+    for region in regions:
+        undated = first if region == regions[0] else estimate(**common, region=region,
+                                                              **layout)
+        for month in range(1, 13):
+            est = estimate(**common, region=region, start=f"{year}-{month:02d}-01",
+                           **layout)
+            g = est.grid_profile()
+            rows.append({"region": region, "month": month, "start": g["start"],
+                         "end": g["end"], "basis": g["basis"],
+                         "train_time_days": est.report["train_time_days"],
+                         "grid_gco2e_per_kwh": g["gco2e_per_kwh"],
+                         "co2e_t": est.report["co2e_t"],
+                         "annual_co2e_t": undated.report["co2e_t"]})
+    df = pd.DataFrame(rows)
+    df["change_pct"] = 100.0 * (df["co2e_t"] / df["annual_co2e_t"] - 1.0)
+    return df
+
+
 # --------------------------------------------------------------------------------------
 # 06: dollars
 # --------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ reader is meant to learn from.
 
 By topic: :mod:`~traincost.plotting.base` (palette, labels, PNG),
 :mod:`~traincost.plotting.bars` (accelerators side by side; memory, step, FLOP and carbon
-bars), :mod:`~traincost.plotting.power` (05), :mod:`~traincost.plotting.cost` (06),
+bars), :mod:`~traincost.plotting.power` (05: power, a power cap, carbon by start month), :mod:`~traincost.plotting.cost` (06),
 :mod:`~traincost.plotting.layouts` (04), :mod:`~traincost.plotting.validation` (07) and
 :mod:`~traincost.plotting.sites` (09).
 Every public name is re-exported here.
@@ -30,7 +30,7 @@ from .bars import (CARBON_COLOURS, CARBON_LABELS, FLOP_COLOURS, FLOP_LABELS, MEM
 from .base import DEFAULT_METRICS, METRIC_LABELS, OKABE_ITO, figure_png
 from .cost import cost_vs_time, sensitivity_lines
 from .layouts import OBJECTIVE_WORDS, PARETO_AXES, PARETO_TITLES, pareto_plot, why_lose_bars
-from .power import power_cap_tradeoff, power_curve
+from .power import carbon_by_start_month, power_cap_tradeoff, power_curve
 from .sites import site_link_lines
 from .validation import (FAMILY_LABELS, FAMILY_STYLES, model_gap_mask, step_time_trend_plot,
                          validation_scatter)
@@ -39,9 +39,9 @@ __all__ = [
     "CARBON_COLOURS", "CARBON_LABELS", "DEFAULT_METRICS", "FAMILY_LABELS", "FAMILY_STYLES",
     "FLOP_COLOURS", "FLOP_LABELS", "MEMORY_COLOURS", "MEMORY_LABELS", "METRIC_LABELS",
     "OBJECTIVE_WORDS", "OKABE_ITO", "PARETO_AXES", "PARETO_TITLES", "STEP_COLOURS",
-    "STEP_LABELS", "carbon_bars", "compare_bars", "cost_vs_time", "figure_png", "flop_bars",
-    "gap_reason", "layout_bars", "memory_bars", "model_gap_mask", "pareto_plot",
-    "power_cap_tradeoff", "power_curve", "sensitivity_lines", "site_link_lines", "stacked_bars",
-    "step_bars",
-    "step_time_trend_plot", "validation_scatter", "why_lose_bars",
+    "STEP_LABELS", "carbon_bars", "carbon_by_start_month", "compare_bars", "cost_vs_time",
+    "figure_png", "flop_bars", "gap_reason", "layout_bars", "memory_bars", "model_gap_mask",
+    "pareto_plot", "power_cap_tradeoff", "power_curve", "sensitivity_lines",
+    "site_link_lines", "stacked_bars", "step_bars", "step_time_trend_plot",
+    "validation_scatter", "why_lose_bars",
 ]

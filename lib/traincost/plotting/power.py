@@ -1,5 +1,5 @@
-"""Power charts (notebook 05): power per device against the busy share, and a power cap's
-trade-off between training time and energy.
+"""Power and carbon charts (notebook 05): power per device against the busy share, a power
+cap's trade-off between training time and energy, and a run's carbon by the month it starts.
 """
 
 from __future__ import annotations
@@ -105,6 +105,54 @@ def power_curve(df: pd.DataFrame, *, tdp_w: float, idle_w: float, busy_fraction=
                  fontsize=11, fontweight="bold", loc="left")
     ax.grid(color="#DDDDDD", linewidth=0.6)
     ax.legend(fontsize=8, loc="center right")
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return fig
+
+
+#: calendar months' initials for a month axis, January first
+_MONTH_TICKS = ("J", "F", "M", "A", "M", "J", "J", "A", "S", "O", "N", "D")
+
+
+def carbon_by_start_month(df: pd.DataFrame, *, title: str | None = None, ax=None) -> Figure:
+    """A run's operational carbon by the month it starts, as the % change against its
+    annual-average figure, one line per region.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        :func:`traincost.explore.carbon_by_start_month`: ``region``, ``month`` (1-12),
+        ``change_pct`` [%] and ``basis`` per row.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One line per region, gid its region id; a region without monthly figures is drawn
+        dotted on zero (labelled "annual only").
+    """
+    if ax is None:
+        fig = Figure(figsize=(7.0, 4.0), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    for i, (region, rows) in enumerate(df.groupby("region", sort=False)):
+        rows = rows.sort_values("month")
+        monthly = (rows["basis"] == "monthly").any()
+        ax.plot(rows["month"], rows["change_pct"], color=OKABE_ITO[i % len(OKABE_ITO)],
+                linewidth=2, marker="o" if monthly else None,
+                linestyle="-" if monthly else ":", gid=str(region),
+                label=str(region) if monthly else f"{region} (annual only)")
+    ax.axhline(0, color="#444444", linewidth=0.8)
+    ax.text(12.4, 0, " annual\n average", va="center", ha="left", fontsize=8,
+            color="#444444")
+    ax.set_xticks(range(1, 13), _MONTH_TICKS)
+    ax.set_xlim(0.6, 13.4)
+    ax.set_xlabel("Month the run starts (on the 1st)")
+    ax.set_ylabel("Operational carbon against the annual figure [%]")
+    ax.set_title(title or "When a run starts moves its carbon", fontsize=11,
+                 fontweight="bold", loc="left")
+    ax.grid(color="#DDDDDD", linewidth=0.6)
+    ax.legend(fontsize=8, ncols=2)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     return fig

@@ -1,5 +1,5 @@
-"""Notebook 05: power against the busy share, a power cap's trade-off, and the same run's
-carbon in several grid regions.
+"""Notebook 05: power against the busy share, a power cap's trade-off, the same run's
+carbon in several grid regions, and its carbon by the month it starts.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from .. import catalog, explore, plotting
-from ..units import GIGA
+from ..units import GIGA, SECONDS_PER_DAY, SECONDS_PER_MONTH
 from .kit import (CURATED_REGIONS, STYLE, WIDE, Refresher, accelerator_dropdown, cards,
                   check_choice, clears, int_text, message_html, model_dropdown,
                   parse_optional_number, png, region_options, sig, tokens_text)
@@ -16,6 +16,10 @@ from .kit import (CURATED_REGIONS, STYLE, WIDE, Refresher, accelerator_dropdown,
 #: a short list of regions for the carbon-by-region widget: clean to coal-heavy
 CARBON_REGIONS = ("SWE", "FRA", "gcp:europe-west1", "GBR", "USA:california", "world", "USA",
                   "DEU", "CHN", "IND", "POL")
+#: months in a day (a month: a twelfth of a year) [months/day]
+DAY_IN_MONTHS = SECONDS_PER_DAY / SECONDS_PER_MONTH
+#: the start-month widget's regions at start: seasons of solar, wind, hydro and coal
+SEASON_REGIONS = ("DEU", "FRA", "GBR", "IND")
 
 
 def power_summary_html(curve_row: dict, pue: float) -> str:
@@ -259,6 +263,107 @@ def region_carbon(model: str = "llama2-7b", accelerator: str = "h100-sxm5-80gb",
         table.value = carbon_table_html(df)
 
     on_error = clears(box, message, [table], [chart])
+
+    refresh = Refresher(update, on_error)
+    return refresh.start(box, controls)
+
+
+def start_month_table_html(df: pd.DataFrame) -> str:
+    """:func:`traincost.explore.carbon_by_start_month`'s rows summed up per region: the
+    undated run's tCO2e, the start months of the least and the most, and the swing
+    between them [%], rounded, units in headers."""
+    rows = []
+    for region, r in df.groupby("region", sort=False):
+        low, high = r.loc[r["co2e_t"].idxmin()], r.loc[r["co2e_t"].idxmax()]
+        monthly = (r["basis"] == "monthly").any()
+        rows.append({"region": region,
+                     "annual average [tCO2e]": sig(r["annual_co2e_t"].iloc[0]),
+                     "least: start": explore.MONTH_NAMES[low["month"] - 1] if monthly else "-",
+                     "least [tCO2e]": sig(low["co2e_t"]),
+                     "most: start": explore.MONTH_NAMES[high["month"] - 1] if monthly else "-",
+                     "most [tCO2e]": sig(high["co2e_t"]),
+                     "swing [% of annual]": (sig(high["change_pct"] - low["change_pct"])
+                                             if monthly else "no monthly figures")})
+    return pd.DataFrame(rows).set_index("region").to_html(escape=True, border=0,
+                                                          classes="traincost-table")
+
+
+def start_month_carbon(model: str = "llama2-7b", accelerator: str = "h100-sxm5-80gb",
+                       devices: int = 256, tokens: float | None = None,
+                       regions=SEASON_REGIONS, year: int = 2025,
+                       global_batch: int = 1024) -> widgets.VBox:
+    """The same training run started in each month of a year: its operational carbon over
+    the months it spans, per region, against the annual average.
+
+    Parameters
+    ----------
+    model, accelerator : str
+        Preset and accelerator ids.
+    devices : int
+        Devices (fewer: a longer run, whose months average out more). [-]
+    tokens : float, optional
+        Training tokens; the preset's when None. [tokens]
+    regions : sequence of str
+        Region ids selected at start.
+    year : int
+        The year the runs start in. [-]
+    global_batch : int
+        Sequences per optimizer step. [sequences]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        ``controls``, ``message``, ``summary`` (HTML: the run's length), ``table`` (HTML),
+        ``chart`` (Image), ``result`` (:func:`traincost.explore.carbon_by_start_month`'s
+        rows), ``refresh()``.
+    """
+    # the regions offered: those given, then the short lists' with monthly figures
+    choices = tuple(dict.fromkeys(list(regions) + [
+        r for r in CARBON_REGIONS + CURATED_REGIONS
+        if r in catalog.regions().index and catalog.grid_month_factors(r) is not None]))
+    all_regions = [rid for _, rid in region_options(choices)]
+    for r in regions:
+        check_choice("region", r, all_regions)
+    controls = {
+        "model": model_dropdown(model),
+        "accelerator": accelerator_dropdown(accelerator),
+        "devices": int_text(devices, "devices"),
+        "tokens": tokens_text(model, tokens),
+        "year": widgets.BoundedIntText(value=year, min=1900, max=2100,
+                                       description="year the runs start in", style=STYLE,
+                                       layout=WIDE),
+        "regions": widgets.SelectMultiple(options=region_options(tuple(all_regions)),
+                                          value=tuple(regions), rows=8, description="regions",
+                                          style={"description_width": "60px"},
+                                          layout=widgets.Layout(width="460px")),
+    }
+    message, summary, table = widgets.HTML(), widgets.HTML(), widgets.HTML()
+    chart = widgets.Image(format="png", layout=widgets.Layout(max_width="900px"))
+    left = widgets.VBox([controls[k] for k in ("model", "accelerator", "devices", "tokens",
+                                                "year")])
+    box = widgets.VBox([widgets.HBox([left, controls["regions"]]), message, summary, chart,
+                        table])
+    box.controls, box.message, box.summary, box.table, box.chart, box.result = \
+        controls, message, summary, table, chart, None
+
+    def update():
+        p = {"accelerator": controls["accelerator"].value, "model": controls["model"].value,
+             "devices": controls["devices"].value, "global_batch": global_batch,
+             "tokens": controls["tokens"].value * GIGA}
+        df = explore.carbon_by_start_month(p, controls["regions"].value,
+                                           year=controls["year"].value)
+        box.result = df
+        message.value = ""
+        days = float(df["train_time_days"].iloc[0])
+        summary.value = cards([("The run lasts", f"{sig(days)} days"),
+                               ("so it spans", f"{sig(days * DAY_IN_MONTHS)} months")])
+        chart.value = png(plotting.carbon_by_start_month(
+            df, title=f"{p['model']} on {p['devices']} x {p['accelerator']}: "
+                      f"a {sig(days)}-day run by its start month"))
+        chart.layout.display = None
+        table.value = start_month_table_html(df)
+
+    on_error = clears(box, message, [summary, table], [chart])
 
     refresh = Refresher(update, on_error)
     return refresh.start(box, controls)
