@@ -51,8 +51,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from scipy import stats
-
 from . import calibration, catalog, layout
 from .assemble import columns
 from .model import evaluate, report_units
@@ -134,6 +132,8 @@ def new_document_factor(documents: int, level: float = QUANTILES[-1]) -> float:
     """
     if documents < 2:
         return float("inf")
+    from scipy import stats             # scipy.stats takes about 1 s to import: when drawn
+
     return float(stats.t.ppf(level, documents - 1) / stats.norm.ppf(level)
                  * np.sqrt(1.0 + 1.0 / documents))
 
