@@ -183,3 +183,47 @@ def test_one_number_format(capsys):
         assert not re.search(r"\d\.\d+e[+-]\d\d", line), line
     cost = next(x for x in out.splitlines() if x.lstrip().startswith("cost"))
     assert re.search(r"cost        \d{1,3}(,\d{3})+ USD", cost)
+
+
+# --- tables that fit a terminal (issue 26: 100 columns; --wide or --json for the rest) ------
+SMALL_COMPARE = ["compare", "--accelerators", "a100-sxm4-80gb,h100-sxm5-80gb", "--devices",
+                 "64", "--model", "llama2-7b", "--global-batch", "512"]
+
+
+@pytest.mark.parametrize("args", [
+    ["catalog", "accelerators"], ["catalog", "models"], ["catalog", "regions"],
+    ["catalog", "pue"], ["catalog", "frameworks"], SMALL_COMPARE,
+    SMALL_COMPARE + ["--uncertainty"],
+    ["search", "--accelerators", "h100-sxm5-80gb", "--devices", "64,128", "--model",
+     "llama2-7b", "--global-batch", "512", "--uncertainty"],
+    ["validate", "--family", "power"]])
+def test_tables_fit_100_columns(args, capsys):
+    rc, out, _ = run(args, capsys)
+    assert rc == 0 and out.strip()
+    widest = max(out.splitlines(), key=len)
+    assert len(widest) <= 100, widest
+
+
+def test_compare_table_reads_as_its_json_and_wide_shows_every_column(capsys):
+    from traincost.formatting import sig
+    rc, out, _ = run(SMALL_COMPARE + ["--json"], capsys)
+    rows = {r["accelerator"]: r for r in json.loads(out)}
+    rc, text, _ = run(SMALL_COMPARE, capsys)
+    line = next(x for x in text.splitlines() if x.startswith("h100-sxm5-80gb"))
+    h = rows["h100-sxm5-80gb"]
+    # dollars to 4 significant figures with thousands separators, never 3.66e+05
+    assert f" {sig(h['cost_usd'], 4)}" in line and "e+0" not in text
+    assert f"tp{h['tp']} pp{h['pp']} dp{h['dp']} z{h['zero']} b{h['micro_batch']}" in line
+    assert f"{100 * h['mfu']:.1f}%" in line and "(more columns: --wide or --json)" in text
+    rc, wide, _ = run(SMALL_COMPARE + ["--wide"], capsys)
+    assert rc == 0 and "avg_power_w_per_device" in wide and "embodied_co2e_t" in wide
+
+
+def test_catalog_table_shows_units_people_read(capsys):
+    rc, out, _ = run(["catalog", "accelerators"], capsys)
+    line = next(x for x in out.splitlines() if x.startswith("h100-sxm5-80gb "))
+    # 989 TFLOP/s dense bf16 (NVIDIA H100 datasheet) and the 81,559 MiB nvidia-smi reports
+    # as GiB (81,559 / 1,024 = 79.6), not 85520809984 bytes
+    assert " 989 " in line and " 79.6 " in line and "85520809984" not in out
+    rc, wide, _ = run(["catalog", "accelerators", "--wide"], capsys)
+    assert "hbm_bytes" in wide

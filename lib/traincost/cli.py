@@ -10,14 +10,16 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
+import textwrap
 
 import numpy as np
 import pandas as pd
 
 from . import __version__, catalog, options
 from .estimate import attention_label, compare, estimate
-from .formatting import sig
+from .formatting import TABLE_WIDTH, sig, text_table
 
 EXIT_USAGE = 2
 
@@ -85,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_inputs(cmp_)
     _add_uncertainty(cmp_, "also give each accelerator's p10 and p90 of time, energy, carbon "
                            "and cost (columns <output>_p10, <output>_p90)")
+    _add_wide(cmp_)
 
     sea = sub.add_parser("search", help="every valid layout: best per objective, Pareto fronts")
     sea.add_argument("--accelerators", required=True,
@@ -103,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--objective", choices=("time", "energy", "cost", "carbon"), default="time",
                    help="what the top table ranks by (default time)")
     g.add_argument("--top", type=int, default=10, help="rows of the top table (default 10)")
+    _add_wide(sea)
 
     val = sub.add_parser("validate", help="predicted vs published training runs")
     val.add_argument("--family", choices=("throughput", "device_hours", "train_days", "power",
@@ -111,12 +115,103 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--case", metavar="ID",
                      help="one published run in full: source, assumed inputs, the estimate's "
                           "layout, breakdown and caveats, predicted vs reported")
-    val.add_argument("--json", action="store_true")
+    val.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_wide(val)
 
     cat = sub.add_parser("catalog", help="list accelerators, models, regions or PUE")
     cat.add_argument("table", choices=("accelerators", "models", "regions", "pue", "frameworks"))
-    cat.add_argument("--json", action="store_true")
+    cat.add_argument("--json", action="store_true", help="print the table as JSON records")
+    _add_wide(cat)
     return parser
+
+
+def _add_wide(p) -> None:
+    p.add_argument("--wide", action="store_true",
+                   help=f"every column of the table, however wide (default: the main columns, "
+                        f"{TABLE_WIDTH} characters at most)")
+
+
+def _layout_text(r) -> str:
+    """A layout in a table cell: tp, pp and dp, then cp, ep and vpp where above 1, then the
+    ZeRO stage, micro-batch and recompute (``tp2 pp4 dp8 z1 b2 sel``: selective; ``none``,
+    ``full``)."""
+    extra = "".join(f" {k}{int(r[k])}" for k in ("cp", "ep", "vpp") if int(r.get(k, 1)) > 1)
+    return (f"tp{int(r['tp'])} pp{int(r['pp'])} dp{int(r['dp'])}{extra} z{int(r['zero'])} "
+            f"b{int(r['micro_batch'])} {_RECOMPUTE_SHORT.get(str(r['recompute']), r['recompute'])}")
+
+
+_RECOMPUTE_SHORT = {"none": "none", "selective": "sel", "full": "full"}
+#: the header of a search's band column, by the objective's column
+_BAND_HEADS = {"step_time_s": "p10-p90 s", "facility_energy_mwh": "p10-p90 MWh",
+               "co2e_t": "p10-p90 t", "cost_usd": "p10-p90 USD"}
+
+
+def _range_text(r, col: str) -> str:
+    return f"{sig(r[f'{col}_p10'])}-{sig(r[f'{col}_p90'])}"
+
+
+#: the main columns of each table the CLI prints (name, header, cell kind); --wide: all
+_COMPARE_COLUMNS = (("accelerator", "accelerator", "text"), ("devices", "devices", "int"),
+                    ("layout", "layout", "text"), ("fits_in_memory", "fits", "bool"),
+                    ("mfu", "MFU", "pct"), ("train_time_days", "days", "sig"),
+                    ("facility_energy_mwh", "MWh", "sig"), ("co2e_t", "tCO2e", "sig"),
+                    ("cost_usd", "USD", "usd"), ("note", "note", "text"))
+_SEARCH_COLUMNS = (("accelerator", "accelerator", "text"), ("devices", "devices", "int"),
+                   ("layout", "layout", "text"), ("mfu", "MFU", "pct"),
+                   ("memory_gib_per_device", "GiB", "sig"), ("train_time_days", "days", "sig"),
+                   ("facility_energy_mwh", "MWh", "sig"), ("co2e_t", "tCO2e", "sig"),
+                   ("cost_usd", "USD", "usd"))
+_VALIDATE_COLUMNS = (("case", "case", "text"), ("metric", "metric", "text"),
+                     ("predicted", "predicted", "sig"), ("reported", "reported", "sig"),
+                     ("error_pct", "error", "signed"), ("gap", "gap", "text"),
+                     ("layout", "layout", "text"))
+_CATALOG_COLUMNS = {
+    "accelerators": (("id", "id", "text"), ("peak_bf16_tflops", "bf16 TFLOP/s", "sig"),
+                     ("hbm_gib", "HBM GiB", "sig"), ("tdp_w", "TDP W", "sig"),
+                     ("scaleup_domain_devices", "scale-up", "int"),
+                     ("price_usd_per_h", "USD/h", "sig"), ("status", "status", "text"),
+                     ("name", "name", "text")),
+    "models": (("id", "id", "text"), ("layers", "layers", "int"), ("hidden", "hidden", "int"),
+               ("heads", "heads", "int"), ("kv_heads", "kv", "int"), ("vocab", "vocab", "int"),
+               ("seq_len", "seq", "int"), ("experts", "experts", "int"),
+               ("params_b", "params B", "sig"), ("name", "name", "text")),
+    "regions": (("id", "id", "text"), ("kind", "kind", "text"),
+                ("grid_gco2e_per_kwh", "gCO2e/kWh", "sig"), ("year", "year", "text"),
+                ("name", "name", "text")),
+    "pue": (("id", "id", "text"), ("operator", "operator", "text"), ("pue", "PUE", "sig"),
+            ("scope", "scope", "text"), ("year", "year", "text"), ("source", "source", "text")),
+    "frameworks": (("id", "id", "text"), ("attention_kernel", "attention", "text"),
+                   ("overlap", "overlap", "text"), ("zero", "zero", "text"),
+                   ("fitted_factors", "fitted factors", "text")),
+}
+_SUMMARY_COLUMNS = (("family", "family", "text"), ("cases", "cases", "int"),
+                    ("mape_pct", "MAPE %", "sig"), ("mean_signed_pct", "mean signed", "signed"),
+                    ("worst_pct", "worst", "signed"), ("worst_case", "worst case", "text"))
+#: the catalog tables' columns cut to fit, first cut first
+_CATALOG_SQUEEZE = {"accelerators": ("name",), "models": ("name",), "regions": ("name",),
+                    "pue": ("source", "operator"), "frameworks": ("fitted_factors",)}
+_MORE = "(more columns: --wide or --json)"
+
+
+def _wrap(text: str, indent: str = "  ") -> str:
+    """A line of prose folded to the tables' width, its continuation lines indented; a
+    number keeps its unit on its line."""
+    kept = re.sub(r"(\d) (?=[A-Za-z%])", "\\1\0", text)
+    return textwrap.fill(kept, TABLE_WIDTH, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False).replace("\0", " ")
+
+
+def _catalog_rows(table: str, df: pd.DataFrame) -> list:
+    rows = df.reset_index().to_dict(orient="records")
+    for r in rows:
+        if table == "accelerators":
+            r["peak_bf16_tflops"] = r["peak_bf16_flop_per_s"] / 1e12
+            r["hbm_gib"] = r["hbm_bytes"] / 2**30
+        elif table == "models":
+            r["params_b"] = r["params_reported"] / 1e9
+        if "year" in r:
+            r["year"] = "" if pd.isna(r["year"]) else str(int(r["year"]))
+    return rows
 
 
 def _kwargs(args) -> dict:
@@ -340,13 +435,22 @@ def _validate(args) -> None:
         shown = table.drop(columns=["note", "model_gap"])
         shown.insert(shown.columns.get_loc("status") + 1, "gap",
                      np.where(table["model_gap"].astype(bool), "gap", ""))
-        print(shown.to_string(index=False))
-        print("\ngap: a run the model cannot represent (model_gap in data/published_runs.csv; "
-              "`traincost validate --case ID` says why); summarised apart below")
+        if args.wide:
+            print(shown.to_string(index=False))
+        else:
+            print(text_table(shown.to_dict(orient="records"), _VALIDATE_COLUMNS,
+                             squeeze=("layout", "metric")))
+            print(_MORE)
+        print("\ngap: a run the model cannot represent (model_gap in data/published_runs.csv),\n"
+              "  summarised apart below; `traincost validate --case ID` says why")
         print()
-        print(summ.to_string())
+        if args.wide:
+            print(summ.to_string())
+        else:
+            print(text_table(summ.reset_index().to_dict(orient="records"), _SUMMARY_COLUMNS,
+                             squeeze="worst_case"))
         from .calibration import DATA_VERSION, FIT_DATE, METRICS
-        print(f"\ncalibration ({FIT_DATE}, data {DATA_VERSION}): throughput MAPE "
+        print("\n" + _wrap(f"calibration ({FIT_DATE}, data {DATA_VERSION}): throughput MAPE "
               f"{METRICS['in_sample_mape_pct']}% in sample, {METRICS['loo_mape_pct']}% "
               f"out of sample (leave-one-out; worst {METRICS['loo_worst_pct']}%, "
               f"{METRICS['loo_worst_case']}); over the target's SC21 + MegaScale rows "
@@ -356,7 +460,7 @@ def _validate(args) -> None:
               f"{METRICS['cv_worst_pct']}% over {METRICS['cv_seeds']} random splits), "
               f"over {METRICS['cases']} cases; fp8 stage: {METRICS['fp8_loo_mape_pct']}% "
               f"leave-one-out over {METRICS['fp8_cases']} fp8 runs (worst "
-              f"{METRICS['fp8_loo_worst_pct']}%); `python -m traincost.calibrate` refits")
+              f"{METRICS['fp8_loo_worst_pct']}%); `python -m traincost.calibrate` refits"))
         _print_held_out(METRICS)
 
 
@@ -365,19 +469,19 @@ def _print_held_out(metrics: dict) -> None:
     publication and by framework, then per framework factor and accelerator family."""
     from .calibration import BY_FAMILY, FRAMEWORKS
     m = metrics
-    print(f"every fitted run ({m['fitted_cases']}, the frameworks' own factors included): "
+    print(_wrap(f"every fitted run ({m['fitted_cases']}, the frameworks' own factors included): "
           f"{m['loso_mape_pct']}% holding out one source document at a time "
           f"({m['loso_sources']} documents, worst {m['loso_worst_pct']}%), "
           f"{m['lopo_mape_pct']}% one publication at a time, {m['lofo_mape_pct']}% holding "
           f"out a whole framework ({m['lofo_cases']} runs of the frameworks with a factor of "
           f"their own, predicted with the reference's; worst {m['lofo_worst_pct']}%); "
           f"runs no fit uses (framework not stated or too few runs): "
-          f"{m['unfitted_mape_pct']}% over {m['unfitted_cases']}")
+          f"{m['unfitted_mape_pct']}% over {m['unfitted_cases']}"))
     for key, r in FRAMEWORKS.items():
-        print(f"  framework {key}: factor {r['factor']:.3f} from {r['runs']} runs in "
+        print(_wrap(f"  framework {key}: factor {r['factor']:.3f} from {r['runs']} runs in "
               f"{r['documents']} documents; leave-one-out {r['loo_mape_pct']}% "
               f"(worst {r['loo_worst_pct']}%), {r['held_out_framework_mape_pct']}% with the "
-              f"reference factor")
+              f"reference factor", "    "))
     for family, r in BY_FAMILY.items():
         print(f"  {family}: {r['cases']} runs, leave-one-out {r['mape_pct']}% "
               f"(worst {r['worst_pct']}%)")
@@ -385,10 +489,10 @@ def _print_held_out(metrics: dict) -> None:
     shown = [c for c in ERROR_CLASSES
              if f"interval_{c}_coverage_pct" in m]
     if shown:
-        print("80% intervals (`estimate --uncertainty`), measured throughput inside its own "
+        print(_wrap("80% intervals (`estimate --uncertainty`), measured throughput inside its own "
               "interval with its source document left out: " + "; ".join(
                   f"{c} {m[f'interval_{c}_coverage_pct']}% of {m[f'interval_{c}_figures']} "
-                  f"(median p90/p10 {m[f'interval_{c}_median_width']})" for c in shown))
+                  f"(median p90/p10 {m[f'interval_{c}_median_width']})" for c in shown)))
 
 
 def _device_counts(text):
@@ -449,35 +553,48 @@ def _search(args) -> None:
     if args.json:
         print(json.dumps(_clean(res.to_dict()), indent=2))
         return
-    lines = [f"searched {res.layouts_enumerated:,} layouts in {res.elapsed_s:.2f} s: "
-             f"{res.layouts_evaluated:,} valid, {res.layouts_fit:,} fit in memory with "
-             f"{res.memory_headroom:.0%} headroom, {res.layouts_feasible:,} meet the "
-             "constraints"
-             + (f"; devices capped at {args.power_cap:g} W" if args.power_cap else "")]
+    cap = f" (devices capped at {args.power_cap:g} W)" if args.power_cap else ""
+    lines = [_wrap(f"searched {res.layouts_enumerated:,} layouts in {res.elapsed_s:.2f} s{cap}: "
+                   f"{res.layouts_evaluated:,} valid, {res.layouts_fit:,} fit in memory with "
+                   f"{res.memory_headroom:.0%} headroom, {res.layouts_feasible:,} meet the "
+                   "constraints")]
     for obj, row in res.best.items():
         if row is None:
             lines.append(f"best by {obj:6s}  none")
             continue
-        lines.append(f"best by {obj:6s}  {row['accelerator']} x {row['devices']} tp={row['tp']} "
-                     f"pp={row['pp']} dp={row['dp']} cp={row['cp']} ep={row['ep']} "
-                     f"vpp={row['vpp']} zero={row['zero']} micro-batch={row['micro_batch']} "
-                     f"recompute={row['recompute']}: {_fmt(row['train_time_days'])} days, "
-                     f"{_fmt(row['facility_energy_mwh'])} MWh, {_fmt(row['co2e_t'])} tCO2e, "
-                     f"{_fmt(row['cost_usd'], digits=4)} USD")
+        lines.append(_wrap(f"best by {obj:6s}  {row['accelerator']} x {row['devices']} "
+                           f"{_layout_text(row)}: {_fmt(row['train_time_days'])} days, "
+                           f"{_fmt(row['facility_energy_mwh'])} MWh, "
+                           f"{_fmt(row['co2e_t'])} tCO2e, {_fmt(row['cost_usd'], digits=4)} USD",
+                           " " * 16))
     print("\n".join(lines))
     print(f"\ntop {len(res.top)} by {res.objective}:")
-    with pd.option_context("display.width", 250, "display.max_columns", 30,
-                           "display.float_format", "{:,.4g}".format):
-        shown = [*_SEARCH_SHOWN, *(c for c in res.top.columns if c.endswith(("_p10", "_p50",
-                                                                             "_p90")))]
-        print(res.top[shown].to_string(index=False) if len(res.top) else "  none")
+    banded = [c for c in res.top.columns if c.endswith(("_p10", "_p50", "_p90"))]
+    if not len(res.top):
+        print("  none")
+    elif args.wide:
+        with pd.option_context("display.width", 250, "display.max_columns", 30,
+                               "display.float_format", "{:,.4g}".format):
+            print(res.top[[*_SEARCH_SHOWN, *banded]].to_string(index=False))
+    else:
+        rows = res.top.to_dict(orient="records")
+        cols = list(_SEARCH_COLUMNS)
+        for r in rows:
+            r["layout"] = _layout_text(r)
+        if banded:
+            col = banded[0][:-len("_p10")]
+            for r in rows:
+                r["band"] = _range_text(r, col)
+            cols.append(("band", _BAND_HEADS.get(col, f"{col} p10-p90"), "text"))
+        print(text_table(rows, cols, squeeze="band" if banded else None))
+        print(_MORE)
     print("\nPareto fronts: " + ", ".join(f"{k.replace('_', ' vs ')} {len(v)} layouts"
                                           for k, v in res.pareto.items()))
-    print(f"MFU vs published: {res.mfu_note()}")
+    print(_wrap(f"MFU vs published: {res.mfu_note()}"))
     for w in res.warnings:
-        print(f"warning: {w}")
+        print(_wrap(f"warning: {w}"))
     for n in res.notes:
-        print(f"note: {n}")
+        print(_wrap(f"note: {n}"))
 
 
 def main(argv=None) -> int:
@@ -512,10 +629,21 @@ def _run(args) -> int:
                          **_kwargs(args))
             if args.json:
                 print(json.dumps(_clean(df.reset_index().to_dict(orient="records")), indent=2))
-            else:
-                with pd.option_context("display.width", 200, "display.max_columns", 30,
+            elif args.wide:
+                with pd.option_context("display.width", 200, "display.max_columns", 60,
                                        "display.float_format", "{:,.4g}".format):
                     print(df.to_string())
+            else:
+                rows = df.reset_index().to_dict(orient="records")
+                cols = list(_COMPARE_COLUMNS)
+                if args.uncertainty:                     # the days' range for the energy
+                    for r in rows:
+                        r["days_range"] = _range_text(r, "train_time_days")
+                    cols[6] = ("days_range", "days p10-p90", "text")
+                for r in rows:
+                    r["layout"] = _layout_text(r)
+                print(text_table(rows, cols, squeeze="note"))
+                print(_MORE)
         elif args.command == "search":
             _search(args)
         elif args.command == "validate":
@@ -524,10 +652,15 @@ def _run(args) -> int:
             df = _catalog(args.table)
             if args.json:
                 print(json.dumps(_clean(df.reset_index().to_dict(orient="records")), indent=2))
-            else:
+            elif args.wide:
                 with pd.option_context("display.width", 250, "display.max_columns", 30,
                                        "display.max_colwidth", 60, "display.max_rows", 1000):
                     print(df.to_string())
+            else:
+                cols = _CATALOG_COLUMNS[args.table]
+                print(text_table(_catalog_rows(args.table, df), cols,
+                                 squeeze=_CATALOG_SQUEEZE[args.table]))
+                print(_MORE)
     except ValueError as exc:
         sys.stderr.write(f"traincost: error: {str(exc).splitlines()[0]}\n")
         return EXIT_USAGE
