@@ -25,6 +25,12 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   run slower (the bf16 ratio times the fp8 peak had put both ceilings above every fp8 GEMM
   measured on them). The same regeneration adds the goodput column and key, and the
   validation's eight new Gaudi 2 and LUMI MI250X cases.
+- Megatron-DeepSpeed on Intel fitted (issue 21: MLPerf's three Gaudi 2 GPT-3 logs join
+  Intel's page, 6 runs in 4 documents; factor 1.018): the 374 valid sweep rows on Gaudi 2
+  and Gaudi 3 (their framework unstated, so the family's one fitted stack, as on TPUs)
+  run 0.2% slower to 1.7% faster, estimate[6] (Mixtral 8x7B on 64 Gaudi 2) 49.59 -> 48.79 s,
+  and the validation's Intel cases move with it. The same regeneration adds the
+  grid_factor column and the grid_profile key (issue 24).
 """
 
 from __future__ import annotations

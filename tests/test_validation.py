@@ -467,14 +467,15 @@ def document_held_out():
 def test_leave_one_document_out_meets_issue_21s_target(document_held_out):
     # Issue 21 target, recomputed: leave-one-source-out throughput MAPE <= 8% over at least
     # 8 source groups (documents). Its breadth is short of the target's 4 accelerator
-    # families and 5 frameworks: Gaudi's, MI300X's, llm-foundry's and DeepSpeed's runs come
-    # from one document each, so they borrow the reference factor and are validated only
+    # families and 5 frameworks: Megatron-DeepSpeed on Gaudi 2 is fitted (Intel's page and
+    # MLPerf's logs), while MI300X's, llm-foundry's and DeepSpeed's runs come from one
+    # document each, so they borrow the reference factor and are validated only
     from traincost import catalog
     t = document_held_out
     assert t["group"].nunique() >= 8
     runs = catalog.published_runs()
     assert set(t["case"].map(runs["accelerator"]).map(catalog.accelerator_family)) == \
-        {"NVIDIA", "Google"}
+        {"NVIDIA", "Google", "Intel"}
     assert set(t["case"].map(runs["framework"])) == {"megatron", "torchtitan", "maxtext"}
     assert t["error_pct"].abs().mean() <= 8.0
 
