@@ -227,3 +227,13 @@ def test_catalog_table_shows_units_people_read(capsys):
     assert " 989 " in line and " 79.6 " in line and "85520809984" not in out
     rc, wide, _ = run(["catalog", "accelerators", "--wide"], capsys)
     assert "hbm_bytes" in wide
+
+
+def test_validate_offers_every_family_it_reports(capsys):
+    # the memory family (torchtitan's measured peaks) is in validate's summary, so --family
+    # must take it: its table lists memory figures only
+    from traincost.validate import FAMILIES, compare_published
+    assert set(FAMILIES) == set(compare_published()["family"])
+    rc, out, _ = run(["validate", "--family", "memory"], capsys)
+    rows = [x.split() for x in out.splitlines() if x.startswith("tt-")]
+    assert rc == 0 and rows and all(r[1] == "memory_gib_per_device" for r in rows)

@@ -109,9 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_wide(sea)
 
     val = sub.add_parser("validate", help="predicted vs published training runs")
-    val.add_argument("--family", choices=("throughput", "device_hours", "train_days", "power",
-                                          "energy", "emissions"),
-                     help="only this metric family")
+    from .validate import FAMILIES
+    val.add_argument("--family", choices=FAMILIES, help="only this metric family")
     val.add_argument("--case", metavar="ID",
                      help="one published run in full: source, assumed inputs, the estimate's "
                           "layout, breakdown and caveats, predicted vs reported")

@@ -57,6 +57,8 @@ METRICS = (
     ("reported_energy_mwh", "energy_mwh", "energy"),
     ("reported_co2e_t", "co2e_t", "emissions"),
 )
+#: the metric families, in the order of :data:`METRICS` (``traincost validate --family``)
+FAMILIES = tuple(dict.fromkeys(family for _, _, family in METRICS))
 
 _LAYOUT = ("tp", "pp", "cp", "ep", "vpp", "micro_batch", "zero")
 
