@@ -141,7 +141,11 @@ def test_ownership_cost_model():
     capex = traincost.accelerator("a100-sxm4-40gb").capex_usd
     # the chips' price and the servers and network around them (Cottier et al. 2024's shares)
     capex *= 1 + a.ownership_system_overhead_fraction
+    # and the building: $/W of critical load x (the A100's 400 W TDP, NVIDIA's datasheet,
+    # plus its host's share) over the building's life
+    building = a.facility_capex_usd_per_w * 400.0 * (1 + a.host_power_fraction_of_tdp)
     expected = (capex * own["device_hours"] / (a.ownership_lifetime_years * 365.25 * 24)
+                + building * own["device_hours"] / (a.facility_lifetime_years * 365.25 * 24)
                 + own["facility_energy_mwh"] * 1e3 * a.electricity_usd_per_kwh)
     assert own["cost_usd"] == pytest.approx(expected, rel=1e-9)
 

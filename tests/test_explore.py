@@ -271,7 +271,12 @@ def test_rent_and_own_by_hand(rent_own):
     assert rent["cost_usd"] == pytest.approx(rent["device_hours"] * acc.price_usd_per_h)
     life_h = DEFAULT.ownership_lifetime_years * HOURS_PER_YEAR
     system = acc.capex_usd * (1 + DEFAULT.ownership_system_overhead_fraction)
-    assert own["depreciation_usd"] == pytest.approx(system * own["device_hours"] / life_h)
+    # the building: $/W of critical load x (the A100's 400 W TDP plus its host's share)
+    building = (DEFAULT.facility_capex_usd_per_w * 400.0
+                * (1 + DEFAULT.host_power_fraction_of_tdp))
+    assert own["depreciation_usd"] == pytest.approx(
+        system * own["device_hours"] / life_h
+        + building * own["device_hours"] / (DEFAULT.facility_lifetime_years * HOURS_PER_YEAR))
     assert own["electricity_usd"] == pytest.approx(
         own["facility_energy_mwh"] * 1000 * DEFAULT.electricity_usd_per_kwh)
 
@@ -311,7 +316,11 @@ def test_price_sensitivity_is_linear():
     assert rent[200.0] == pytest.approx(2 * rent[100.0])       # through the origin
     assert rent[50.0] == pytest.approx(rent[100.0] / 2)
     own = explore.rent_vs_own(OWN_JOB).loc["own"]
-    for col, fixed_part in (("own: purchase price", own["electricity_usd"]),
+    # the building's share does not follow the devices' purchase price: $/W of critical
+    # load x (the A100's 400 W plus its host's share) over the building's life
+    building = (DEFAULT.facility_capex_usd_per_w * 400.0 * (1 + DEFAULT.host_power_fraction_of_tdp)
+                * own["device_hours"] / (DEFAULT.facility_lifetime_years * HOURS_PER_YEAR))
+    for col, fixed_part in (("own: purchase price", own["electricity_usd"] + building),
                             ("own: electricity price", own["depreciation_usd"])):
         s = df[col]
         # a straight line: equal steps in price give equal steps in cost ...

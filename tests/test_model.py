@@ -158,13 +158,16 @@ def test_ownership_rows_beside_rental_rows():
     out = model.evaluate(toy(is_rental=np.array([True, False]), capex_usd=30000.0))
     wall_h = out["train_time_s"] / 3600
     system = 30000.0 * (1 + A.ownership_system_overhead_fraction)    # chips + servers, network
-    own = (system * wall_h / (A.ownership_lifetime_years * 8766)
+    # the building: its cost per watt of the 400 W device plus its host's share, over its life
+    building = (A.facility_capex_usd_per_w * 400.0 * (1 + A.host_power_fraction_of_tdp)
+                * wall_h / (A.facility_lifetime_years * 8766))
+    own = (system * wall_h / (A.ownership_lifetime_years * 8766) + building
            + out["facility_energy_j"] / 3.6e6 * 0.1)
     assert out["cost_usd"][0] == pytest.approx(wall_h * 2.0)
     assert out["cost_usd"][1] == pytest.approx(own)
     assert math.isfinite(out["cost_usd"][1])
     # its parts come out of evaluate: depreciation and electricity, zero for the rented row
-    assert out["depreciation_usd"][1] == pytest.approx(system * wall_h
-                                                       / (A.ownership_lifetime_years * 8766))
+    assert out["depreciation_usd"][1] == pytest.approx(
+        system * wall_h / (A.ownership_lifetime_years * 8766) + building)
     assert out["electricity_usd"][1] == pytest.approx(out["facility_energy_j"] / 3.6e6 * 0.1)
     assert (out["depreciation_usd"][0], out["electricity_usd"][0]) == (0.0, 0.0)

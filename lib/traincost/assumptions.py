@@ -353,6 +353,22 @@ class Assumptions:
         "(15 + 9) / 74 = 0.32 to (22 + 13) / 59 = 0.59)", "estimate",
         "What owning devices costs beyond their chips' price (the servers' CPUs, memory, "
         "boards, power supplies and the cluster's network), as a share of the chips' price.")
+    facility_capex_usd_per_w: float = _a(
+        11.7, "USD/W of critical (IT) load", "Cushman & Wakefield, Data Center Development "
+        "Cost Guide 2025 (US), 'Construction costs by market': the cost to develop one MW of "
+        "critical load across 19 US markets, average $11.7 million (San Antonio $9.3 million "
+        "to Reno $15.0 million); construction only (land, owner-furnished equipment, design "
+        "and soft costs excluded)", "reported",
+        "What building the data centre costs per watt of the IT power it is built to deliver; "
+        "the ownership model charges the run its device-hours' share of it.")
+    facility_lifetime_years: float = _a(
+        20.0, "years", "DuPont Fabros Technology 10-K 2013 (SEC EDGAR CIK 1407739, note 'Real "
+        "Estate Assets'): a wholesale data-centre operator depreciates power distribution "
+        "units, HVAC and security systems over 20 years, UPS and chiller pumps over 25, "
+        "switchgear, transformers and chilled-water pipes over 30, the building over 40", "estimate",
+        "Years over which the building is depreciated: the power and cooling equipment's 20 "
+        "years, the shortest of the lives above, for the critical-capacity build-out that is "
+        "53% of a data centre's development cost (Cushman & Wakefield 2025).")
     electricity_usd_per_kwh: float = _a(
         0.08, "USD/kWh", "US EIA Electric Power Monthly, average industrial retail price "
         "2023-2024 (~8 cents/kWh)", "reported",

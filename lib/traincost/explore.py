@@ -564,8 +564,9 @@ def rent_vs_own(params: dict, assumptions: Assumptions = DEFAULT) -> pd.DataFram
     Ownership (:func:`traincost.footprint.ownership_cost_usd`) charges the run its
     device-hours' share of straight-line depreciation, capex x (1 +
     ``ownership_system_overhead_fraction``, the servers and network around the chips) x
-    device-hours / life hours, plus its electricity at the plug; it assumes the devices are busy all their
-    life. If they are busy only a share u of it, each used hour carries 1/u of the
+    device-hours / life hours, and of the building's
+    (:func:`traincost.footprint.facility_depreciation_usd`), plus its electricity at the
+    plug; it assumes the devices and the building are busy all their life. If they are busy only a share u of it, each used hour carries 1/u of the
     depreciation, so owning costs depreciation/u + electricity, which equals the rent at
     u = depreciation / (rent - electricity).
     """

@@ -137,6 +137,21 @@ def ownership_cost_parts_usd(device_hours, capex_usd, lifetime_h, facility_energ
             facility_energy / JOULES_PER_KWH * electricity_usd_per_kwh)
 
 
+def facility_depreciation_usd(device_hours, critical_w, usd_per_w, lifetime_h):
+    """The run's share of the building: straight-line depreciation of the data centre's
+    construction cost for the IT power each device needs. [USD]
+
+    ``usd_per_w x critical_w x device_hours / life_hours``, with ``critical_w`` the IT power
+    per device the facility is built to deliver [W] (the device at its power limit plus its
+    host's share) and ``usd_per_w`` the construction cost per watt of critical load; as for
+    the devices, the building is assumed busy over its whole life.
+
+    >>> float(facility_depreciation_usd(175_200.0, 1000.0, 10.0, 175_200.0))   # 20 y of 1 kW
+    10000.0
+    """
+    return usd_per_w * critical_w * device_hours / lifetime_h
+
+
 def ownership_cost_usd(device_hours, capex_usd, lifetime_h, facility_energy, electricity_usd_per_kwh):
     """Ownership cost: straight-line depreciation of the devices plus electricity. [USD]
 

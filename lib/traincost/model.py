@@ -90,7 +90,8 @@ OUTPUTS = (
     ("water_offsite_m3", "m3", "water the grid's generation consumes for the energy at the plug"),
     ("water_m3", "m3", "on-site plus off-site water"),
     ("cost_usd", "USD", "cost at the price model"),
-    ("depreciation_usd", "USD", "the ownership model's depreciation (0 when rented)"),
+    ("depreciation_usd", "USD", "the ownership model's depreciation: devices, servers and "
+     "network, and the building (0 when rented)"),
     ("electricity_usd", "USD", "the ownership model's electricity (0 when rented)"),
 )
 
@@ -652,6 +653,10 @@ def footprint_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamesp
             dev_h, c["capex_usd"] * (1 + a.ownership_system_overhead_fraction),
             a.ownership_lifetime_years * HOURS_PER_YEAR, fac_j,
             c["electricity_usd_per_kwh"])
+        # and the building, for the IT power each device needs at its limit
+        dep = dep + footprint.facility_depreciation_usd(
+            dev_h, c["power_cap_w"] + host_w, a.facility_capex_usd_per_w,
+            a.facility_lifetime_years * HOURS_PER_YEAR)
         cost = np.where(c["is_rental"], cost, dep + elec)
         depreciation = np.where(c["is_rental"], 0.0, dep)
         electricity = np.where(c["is_rental"], 0.0, elec)

@@ -128,7 +128,7 @@ def rent_or_own(accelerator: str = "a100-sxm4-40gb", model: str = "llama2-7b",
             colours={"rent": plotting.OKABE_ITO[0], "depreciation": plotting.OKABE_ITO[1],
                      "electricity": plotting.OKABE_ITO[2]},
             part_labels={"rent": "rent (device-hours × price)",
-                         "depreciation": "purchase price, run's share",
+                         "depreciation": "devices, servers and building, run's share",
                          "electricity": "electricity at the plug"},
             xlabel="Cost of the run [USD]", unit="USD",
             title="Rent or own: owning wins only if the devices stay busy"))
