@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from traincost import catalog, model
+from traincost import model
 from traincost.assumptions import DEFAULT
 from traincost.assemble import columns, job_inputs, system
 
