@@ -20,6 +20,7 @@ import pandas as pd
 from . import __version__, catalog, options
 from .estimate import attention_label, compare, estimate
 from .formatting import TABLE_WIDTH, sig, text_table
+from .units import GIB, GIGA, TERA
 
 EXIT_USAGE = 2
 
@@ -204,10 +205,10 @@ def _catalog_rows(table: str, df: pd.DataFrame) -> list:
     rows = df.reset_index().to_dict(orient="records")
     for r in rows:
         if table == "accelerators":
-            r["peak_bf16_tflops"] = r["peak_bf16_flop_per_s"] / 1e12
-            r["hbm_gib"] = r["hbm_bytes"] / 2**30
+            r["peak_bf16_tflops"] = r["peak_bf16_flop_per_s"] / TERA
+            r["hbm_gib"] = r["hbm_bytes"] / GIB
         elif table == "models":
-            r["params_b"] = r["params_reported"] / 1e9
+            r["params_b"] = r["params_reported"] / GIGA
         if "year" in r:
             r["year"] = "" if pd.isna(r["year"]) else str(int(r["year"]))
     return rows
