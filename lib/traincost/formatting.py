@@ -10,6 +10,15 @@ from __future__ import annotations
 import math
 
 
+def _finite(value) -> float | None:
+    """``value`` as a finite float, or None (missing, not a number, NaN or infinite)."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
 def sig(value, digits: int = 3) -> str:
     """``value`` rounded to ``digits`` significant figures, with thousands separators;
     ``n/a`` for a missing or non-finite value.
@@ -17,11 +26,8 @@ def sig(value, digits: int = 3) -> str:
     >>> sig(704284.08), sig(None), sig(float("nan"))
     ('704,000', 'n/a', 'n/a')
     """
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return "n/a"
-    if not math.isfinite(x):
+    x = _finite(value)
+    if x is None:
         return "n/a"
     rounded = float(f"{x:.{digits}g}")
     if abs(rounded) >= 10 ** (digits - 1):
@@ -54,11 +60,8 @@ def cell(value, kind: str = "sig") -> str:
         except (TypeError, ValueError):
             return "n/a"
     if kind in ("pct", "signed"):
-        try:
-            x = float(value)
-        except (TypeError, ValueError):
-            return "n/a"
-        if not math.isfinite(x):
+        x = _finite(value)
+        if x is None:
             return "n/a"
         return f"{100 * x:.1f}%" if kind == "pct" else f"{x:+.1f}%"
     return sig(value, 4 if kind == "usd" else 3)

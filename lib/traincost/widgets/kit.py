@@ -161,6 +161,16 @@ def message_html(text: str) -> str:
 # --------------------------------------------------------------------------------------
 # controls
 # --------------------------------------------------------------------------------------
+def region_choices(given, candidates) -> list:
+    """The region ids a region selector offers: ``given`` first, then ``candidates``, those
+    the catalog has; ValueError (naming ``region``) for a given id it lacks."""
+    offered = [rid for _, rid in region_options(tuple(dict.fromkeys(
+        list(given) + list(candidates))))]
+    for r in given:
+        check_choice("region", r, offered)
+    return offered
+
+
 def check_choice(kind: str, value, allowed) -> None:
     if value not in allowed:
         raise ValueError(f"{kind}: unknown {value!r}; allowed: {', '.join(map(str, allowed))}")

@@ -10,8 +10,8 @@ import pandas as pd
 from .. import catalog, explore, plotting
 from ..units import GIGA, SECONDS_PER_DAY, SECONDS_PER_MONTH
 from .kit import (CURATED_REGIONS, STYLE, WIDE, Refresher, accelerator_dropdown, cards,
-                  check_choice, clears, int_text, message_html, model_dropdown,
-                  parse_optional_number, png, region_options, sig, tokens_text)
+                  clears, int_text, message_html, model_dropdown, parse_optional_number, png,
+                  region_choices, region_options, sig, tokens_text)
 
 #: a short list of regions for the carbon-by-region widget: clean to coal-heavy
 CARBON_REGIONS = ("SWE", "FRA", "gcp:europe-west1", "GBR", "USA:california", "world", "USA",
@@ -209,10 +209,7 @@ def region_carbon(model: str = "llama2-7b", accelerator: str = "h100-sxm5-80gb",
         ``controls``, ``message``, ``table`` (HTML), ``chart`` (Image), ``result``
         (:func:`traincost.explore.carbon_by_region`'s table), ``refresh()``.
     """
-    all_regions = [rid for _, rid in region_options(tuple(dict.fromkeys(
-        list(regions) + list(CARBON_REGIONS) + list(CURATED_REGIONS))))]
-    for r in regions:
-        check_choice("region", r, all_regions)
+    all_regions = region_choices(regions, CARBON_REGIONS + CURATED_REGIONS)
     controls = {
         "model": model_dropdown(model),
         "accelerator": accelerator_dropdown(accelerator),
@@ -318,12 +315,9 @@ def start_month_carbon(model: str = "llama2-7b", accelerator: str = "h100-sxm5-8
         rows), ``refresh()``.
     """
     # the regions offered: those given, then the short lists' with monthly figures
-    choices = tuple(dict.fromkeys(list(regions) + [
+    all_regions = region_choices(regions, [
         r for r in CARBON_REGIONS + CURATED_REGIONS
-        if r in catalog.regions().index and catalog.grid_month_factors(r) is not None]))
-    all_regions = [rid for _, rid in region_options(choices)]
-    for r in regions:
-        check_choice("region", r, all_regions)
+        if r in catalog.regions().index and catalog.grid_month_factors(r) is not None])
     controls = {
         "model": model_dropdown(model),
         "accelerator": accelerator_dropdown(accelerator),
