@@ -445,7 +445,7 @@ def test_start_month_carbon_follows_the_months_and_the_runs_length():
     assert f"{days:.3g} days" in box.summary.value
     fra = df[df["region"] == "FRA"]
     swing = fra["change_pct"].max() - fra["change_pct"].min()
-    assert f"<td>{swing:.3g}</td>" in box.table.value
+    assert f"<td>{widgets.sig(swing)}</td>" in box.table.value
     # a longer run (a quarter of the devices) averages more months: a smaller swing
     box.controls["devices"].value = 64
     longer = box.result[box.result["region"] == "FRA"]
@@ -459,6 +459,8 @@ def test_start_month_carbon_follows_the_months_and_the_runs_length():
     assert list(box.result["start"].str[:4].unique()) == ["2025"]
     box.controls["year"].value = 2024
     assert list(box.result["start"].str[:4].unique()) == ["2024"]
+    box.controls["year"].value = 0                   # no year 0 in the calendar: said in place
+    assert "year: 0 must be a whole year from 1 to 9999" in box.message.value
 
 
 # --- 06: dollars -----------------------------------------------------------------------------

@@ -28,6 +28,7 @@ True
 
 from __future__ import annotations
 
+import datetime
 import math
 from dataclasses import replace
 
@@ -480,15 +481,17 @@ def carbon_by_start_month(params: dict, regions, year: int = 2025) -> pd.DataFra
     Raises
     ------
     ValueError
-        ``regions: ...`` when none is given, ``year: ...`` outside 1900-2100, or the
+        ``regions: ...`` when none is given, ``year: ...`` for one that is not a whole
+        year of the calendar (1-9999, as Python's dates), or the
         estimate's one-line message.
     """
     regions = list(regions or ())
     if not regions:
         raise ValueError("regions: select at least one region")
     if isinstance(year, bool) or not isinstance(year, (int, np.integer)) \
-            or not 1900 <= year <= 2100:
-        raise ValueError(f"year: {year!r} must be a whole year from 1900 to 2100")
+            or not datetime.MINYEAR <= year <= datetime.MAXYEAR:
+        raise ValueError(f"year: {year!r} must be a whole year from {datetime.MINYEAR} to "
+                         f"{datetime.MAXYEAR}")
     common = {"accelerator": params["accelerator"], "devices": params["devices"],
               "model": params["model"], "global_batch": params["global_batch"],
               "tokens": params.get("tokens")}
