@@ -94,6 +94,12 @@ def test_cli_start_flag_and_its_errors(capsys):
     assert rc == 0 and json.loads(out)["grid_profile"]["basis"] == "monthly"
     rc, out, _ = run(base + ["--start", "2025-06-01"], capsys)
     assert rc == 0 and "g/kWh over 2025-06-01 to" in out
+    # a run that would end past the calendar's last day has no end date, and no traceback
+    rc, out, _ = run(base + ["--start", "9999-12-20", "--json"], capsys)
+    late = json.loads(out)["grid_profile"]
+    assert rc == 0 and late["end"] is None and late["start"] == "9999-12-20"
+    rc, out, _ = run(base + ["--start", "9999-12-20"], capsys)
+    assert rc == 0 and "g/kWh over the months from 9999-12-20" in out
     rc, out, err = run(base + ["--start", "2025-13-01"], capsys)
     assert rc == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "start: '2025-13-01' is not a date" in err

@@ -515,7 +515,8 @@ def _grid_text(d: dict) -> str:
     """The grid intensity the carbon line used: the annual figure, or the run's months'."""
     g = d["grid_profile"]
     if g["basis"] == "monthly":
-        return (f"{g['gco2e_per_kwh']:.0f} g/kWh over {g['start']} to {g['end']}, "
+        span = f"{g['start']} to {g['end']}" if g["end"] else f"the months from {g['start']}"
+        return (f"{g['gco2e_per_kwh']:.0f} g/kWh over {span}, "
                 f"{d['region']}, annual {g['annual_gco2e_per_kwh']:.0f}")
     return f"{d['grid_gco2e_per_kwh']:.0f} g/kWh, {d['region']}"
 

@@ -271,14 +271,18 @@ class Estimate:
         """The grid intensity the carbon used: ``basis`` ``monthly`` (a start date and the
         region's country in ``data/grid_monthly.csv``; over several regions, at least one
         site's, :func:`traincost.assemble.pooled_grid_months`) or ``annual``, the run's ``start``
-        and ``end`` dates, the intensity over its months and the annual figure
+        and ``end`` dates (``end`` None past the calendar's last day, 9999-12-31), the
+        intensity over its months and the annual figure
         [gCO2e/kWh], and their ``source``."""
         start, g = self.job.start, self.site.grid_gco2e_per_kwh
         found = grid_months(self.job, self.site)
         end = None
         if start is not None:
-            end = (datetime.date.fromisoformat(start) + datetime.timedelta(
-                days=float(self.report["train_time_days"]))).isoformat()
+            try:
+                end = (datetime.date.fromisoformat(start) + datetime.timedelta(
+                    days=float(self.report["train_time_days"]))).isoformat()
+            except (OverflowError, ValueError):   # past 9999-12-31, or no finite duration
+                end = None
         source = self.site.grid_source
         if found is not None:
             source = f"{source}; by month, the seasonal shape of {found[1]}"
