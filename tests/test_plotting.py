@@ -305,7 +305,7 @@ def test_new_charts_use_the_okabe_ito_palette():
 # ======================================================================================
 # notebook 04: Pareto fronts and why the others lose; notebook 07: predicted vs published
 # ======================================================================================
-from matplotlib.colors import to_rgba  # noqa: E402
+from matplotlib.colors import to_hex, to_rgba  # noqa: E402
 
 
 def offsets(ax, gid):
@@ -341,7 +341,10 @@ def test_pareto_front_points_are_non_dominated(small_search):
             assert not beats.any(), (name, x, y)
         # along a front, faster means dearer (or dirtier): y falls as x grows
         assert np.all(np.diff(front[:, 0]) > 0) and np.all(np.diff(front[:, 1]) < 0)
-        assert len(offsets(ax, f"others:{name}")) == len(res.top)
+        cloud = [ln for ln in ax.lines if ln.get_gid() == f"others:{name}"]
+        assert sum(len(ln.get_xdata()) for ln in cloud) == len(res.top)
+        assert {to_hex(ln.get_color()) for ln in cloud} == \
+            {to_hex(c) for c in plotting.OKABE_ITO[:2]}        # one line per accelerator
         assert "[days]" in ax.get_xlabel()
     assert "[USD]" in fig.axes[0].get_ylabel() and "[tCO2e]" in fig.axes[1].get_ylabel()
     assert fig._suptitle.get_text()

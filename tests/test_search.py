@@ -1,5 +1,6 @@
 """traincost.search: best layouts, constraints, Pareto fronts, chunking, progress, bands."""
 
+import importlib
 import itertools
 import math
 
@@ -218,6 +219,26 @@ def test_chunked_and_unchunked_searches_agree():
         pd.testing.assert_series_equal(whole.best[obj], small.best[obj])
     for name in whole.pareto:
         pd.testing.assert_frame_equal(whole.pareto[name], small.pareto[name])
+
+
+@pytest.mark.parametrize("slack", [4096, 0])
+def test_a_short_top_is_the_head_of_the_whole_ranking(slack, monkeypatch):
+    """A top of every feasible layout (kept unsorted until the end, over many small
+    chunks) is the whole feasible set ordered by the objective, then memory; a top of 5
+    is its first five rows; a Pareto front point is never beaten on both axes by any row
+    of the whole table. Slack 0 compacts the stash of candidate rows after every chunk."""
+    monkeypatch.setattr(importlib.import_module("traincost.search"), "STASH_SLACK_ROWS", slack)
+    kw = dict(accelerators=["a100-sxm4-80gb", "h100-sxm5-80gb"], devices=[16, 32], **SMALL)
+    every = traincost.search(top=10**6, chunk_size=61, objective="energy", **kw)
+    assert len(every.top) == every.layouts_feasible
+    e = every.top["facility_energy_mwh"].to_numpy()
+    m = every.top["memory_gib_per_device"].to_numpy()
+    assert np.all((e[1:] > e[:-1]) | ((e[1:] == e[:-1]) & (m[1:] >= m[:-1])))
+    five = traincost.search(top=5, chunk_size=61, objective="energy", **kw)
+    pd.testing.assert_frame_equal(five.top, every.top.iloc[:5])
+    pts = every.top[["step_time_s", "co2e_t"]].to_numpy()
+    for p in every.pareto["time_carbon"][["step_time_s", "co2e_t"]].to_numpy():
+        assert not np.any(np.all(pts <= p, axis=1) & np.any(pts < p, axis=1))
 
 
 def test_progress_callback_reaches_total():

@@ -34,6 +34,20 @@ def knob_value(knob: str, code):
     """
     return _KNOB_TEXT[knob][int(code)] if knob in _KNOB_TEXT else int(code)
 
+def knob_values(knob: str, codes) -> np.ndarray:
+    """:func:`knob_value` of each of an array of codes (an object array of the texts for a
+    text knob, whole numbers otherwise).
+
+    >>> knob_values("recompute", np.array([2.0, 0.0])).tolist()
+    ['full', 'none']
+    """
+    codes = np.asarray(codes).astype(np.int64)
+    if knob not in _KNOB_TEXT:
+        return codes
+    texts = _KNOB_TEXT[knob]
+    return np.array([texts.get(c) for c in range(max(texts) + 1)], dtype=object)[codes]
+
+
 def _sites(c: dict):
     """The sites a layout's devices are split over (1 where the columns do not say)."""
     return c.get("sites", 1)

@@ -57,6 +57,9 @@ PARETO = {"time_cost": ("step_time_s", "cost_usd"),
           "time_carbon": ("step_time_s", "co2e_t")}
 #: candidate layouts per chunk: at most ~35 MiB of evaluate() outputs and temporaries
 DEFAULT_CHUNK_SIZE = 1 << 16
+#: candidate rows a search's stash may hold beyond twice those its selections keep before it
+#: is compacted (:class:`_Scan`); a bound on memory, not on results
+STASH_SLACK_ROWS = 4096
 #: layout columns of every result row, in order
 LAYOUT_COLUMNS = ("tp", "pp", "dp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute",
                   "cross_site", "num_microbatches")
@@ -252,7 +255,14 @@ _CONSTRAINED = {"train_time_days": "max_days", "cost_usd": "max_cost_usd",
 
 
 class _Scan:
-    """Running top-K per objective, Pareto fronts and least-memory layout over chunks."""
+    """Running top-K per objective, Pareto fronts and least-memory layout over chunks.
+
+    Each running selection holds only its ranking columns and, per row, where the row's
+    full record sits in a stash of candidate rows; the stash is appended to once per chunk
+    and compacted to the rows still selected when it has grown past twice their number, so
+    a large ``top`` costs the rows it keeps, not a copy of every column of them per chunk.
+    :meth:`finish` gathers each selection's full records (``tops``, ``fronts``, ``least``).
+    """
 
     def __init__(self, top: int, pareto: bool, keep_values: bool = False):
         self.k = top
@@ -264,6 +274,25 @@ class _Scan:
         # the best any layout that fits reaches on each constrained figure, to say how far
         # a deadline, budget or carbon cap that nothing meets is from reach
         self.fit_best = {c: math.inf for c in _CONSTRAINED}
+        # selection name -> (ranking columns, rows kept) ; running selections and stash
+        self.keys = {("least", ""): ["memory_gib_per_device", "index"],
+                     **{("top", o): [c, "memory_gib_per_device", "index"]
+                        for o, c in OBJECTIVES.items()},
+                     **{("front", n): [*PARETO[n], "index"] for n in self.fronts}}
+        self.sel = {name: None for name in self.keys}
+        self.pieces, self.rows = [], 0
+
+    def _select(self, name, both: dict, final: bool = False) -> np.ndarray:
+        """Positions of ``both`` that selection ``name`` keeps; a top of no more than its
+        ``k`` rows keeps them all, unsorted, until the ``final`` call orders it."""
+        kind = name[0]
+        cols = [both[c] for c in self.keys[name]]
+        if kind == "front":
+            return pareto_front(*cols)
+        k = 1 if kind == "least" else self.k
+        if not final and len(cols[0]) <= k:
+            return np.arange(len(cols[0]))
+        return _first(cols, k)
 
     def add(self, rec: dict, known, fit, feasible) -> None:
         self.evaluated += len(known)
@@ -275,29 +304,52 @@ class _Scan:
             vals = vals[np.isfinite(vals)]
             if len(vals):
                 self.fit_best[c] = min(self.fit_best[c], float(vals.min()))
-        mem, index = rec["memory_gib_per_device"], rec["index"]
+        picks = {}                                  # selection -> chunk positions it may keep
         if known.any():
-            pos = np.flatnonzero(known)
-            self.least = self._merge(self.least, _take(rec, pos[_first(
-                [mem[pos], index[pos]], 1)]), ["memory_gib_per_device"], 1)
+            picks[("least", "")] = np.flatnonzero(known)
         for obj, col in OBJECTIVES.items():
-            pos = np.flatnonzero(feasible & np.isfinite(rec[col]))
-            if len(pos):
-                chunk_top = pos[_first([rec[col][pos], mem[pos], index[pos]], self.k)]
-                self.tops[obj] = self._merge(self.tops[obj], _take(rec, chunk_top),
-                                             [col, "memory_gib_per_device"], self.k)
+            picks[("top", obj)] = np.flatnonzero(feasible & np.isfinite(rec[col]))
         for name in self.fronts:
-            xc, yc = PARETO[name]
-            pos = np.flatnonzero(feasible & np.isfinite(rec[yc]))
-            if len(pos):
-                front = pos[pareto_front(rec[xc][pos], rec[yc][pos], index[pos])]
-                both = _concat(self.fronts[name], _take(rec, front))
-                self.fronts[name] = _take(both, pareto_front(both[xc], both[yc], both["index"]))
+            picks[("front", name)] = np.flatnonzero(feasible & np.isfinite(rec[PARETO[name][1]]))
+        picks = {n: pos[self._select(n, {c: rec[c][pos] for c in self.keys[n]})]
+                 for n, pos in picks.items() if len(pos)}
+        if not picks:
+            return
+        union = np.unique(np.concatenate(list(picks.values())))
+        self.pieces.append(_take(rec, union))
+        for name, pos in picks.items():
+            new = {c: rec[c][pos] for c in self.keys[name]}
+            new["row"] = self.rows + np.searchsorted(union, pos)
+            both = _concat(self.sel[name], new)
+            self.sel[name] = _take(both, self._select(name, both))
+        self.rows += len(union)
+        live = sum(len(s["row"]) for s in self.sel.values() if s is not None)
+        if self.rows > 2 * live + STASH_SLACK_ROWS:
+            self._compact()
 
-    @staticmethod
-    def _merge(running, new, keys, k):
-        both = _concat(running, new)
-        return _take(both, _first([both[c] for c in keys] + [both["index"]], k))
+    def _compact(self) -> np.ndarray | None:
+        """Keep only the stashed rows some selection still holds; returns the stash."""
+        if not self.pieces:
+            return None
+        whole = self.pieces[0] if len(self.pieces) == 1 else {
+            k: np.concatenate([p[k] for p in self.pieces]) for k in self.pieces[0]}
+        live = np.unique(np.concatenate([s["row"] for s in self.sel.values()
+                                         if s is not None]))
+        stash = _take(whole, live)
+        for s in self.sel.values():
+            if s is not None:
+                s["row"] = np.searchsorted(live, s["row"])
+        self.pieces, self.rows = [stash], len(live)
+        return stash
+
+    def finish(self) -> None:
+        """The full records of each selection: ``tops``, ``fronts`` and ``least``."""
+        stash = self._compact()
+        full = {name: None if s is None else _take(stash, s["row"][self._select(name, s, True)])
+                for name, s in self.sel.items()}
+        self.least = full[("least", "")]
+        self.tops = {o: full[("top", o)] for o in self.tops}
+        self.fronts = {n: full[("front", n)] for n in self.fronts}
 
 
 # ---- inputs --------------------------------------------------------------------------------
@@ -498,6 +550,7 @@ def search(accelerators, devices, *, workload: Workload | None = None,
             done += stop - start
             if progress is not None:
                 progress(done, total)
+    scan.finish()
     if not valid_groups:
         g = groups[0]
         # name the first rule the user's own choices break, else say so in general
@@ -570,15 +623,19 @@ def _frame(rec: dict | None, groups: list, assumptions: Assumptions) -> pd.DataF
     """Result rows: accelerator, devices, precision, layout, then the report columns."""
     if rec is None:
         rec = {}
-    gs = [groups[int(i)] for i in rec.get("group", [])]
-    hbm = np.array([g.system.accelerator.hbm_bytes / GIB for g in gs], dtype=float)
-    cols = {"accelerator": [g.system.accelerator.id for g in gs],
-            "devices": [g.system.devices for g in gs],
-            "precision": [g.precision for g in gs]}
+    gi = np.asarray(rec.get("group", np.zeros(0)), dtype=np.int64)
+
+    def per_group(value, dtype=object):
+        return np.array([value(g) for g in groups], dtype=dtype)[gi]
+
+    hbm = per_group(lambda g: g.system.accelerator.hbm_bytes / GIB, float)
+    cols = {"accelerator": per_group(lambda g: g.system.accelerator.id),
+            "devices": per_group(lambda g: g.system.devices, np.int64),
+            "precision": per_group(lambda g: g.precision)}
     for k in LAYOUT_COLUMNS:
-        vals = rec.get(k, np.zeros(0))
-        cols[k] = ([layout.knob_value(k, v) for v in vals] if k in layout.KNOB_CODES
-                   else np.asarray(vals).astype(np.int64))
+        vals = np.asarray(rec.get(k, np.zeros(0)))
+        cols[k] = (layout.knob_values(k, vals) if k in layout.KNOB_CODES
+                   else vals.astype(np.int64))
     skip = set(LAYOUT_COLUMNS) | {"group", "index"} | set(_KNOBS)
     for k, v in rec.items():
         if k not in skip and not k.startswith(_SI):

@@ -22,6 +22,9 @@ PARETO_AXES = {"time_cost": ("cost_usd", "Cost [USD]", "USD"),
                "time_energy": ("facility_energy_mwh", "Energy at the plug [MWh]", ""),
                "time_carbon": ("co2e_t", "Operational emissions [tCO2e]", "")}
 
+#: diameter of a faint cloud point [pt] (a scatter's s=7 pt^2 of marker area)
+CLOUD_MARKER_PT = 7 ** 0.5
+
 PARETO_TITLES = {"time_cost": "Time vs dollars", "time_energy": "Time vs energy",
                  "time_carbon": "Time vs carbon"}
 
@@ -31,13 +34,16 @@ def _accelerator_colours(frames) -> dict:
     ids = []
     for df in frames:
         if df is not None and "accelerator" in df:
-            ids.extend(str(a) for a in df["accelerator"])
+            accs = df["accelerator"].astype(str).to_numpy()
+            _, first = np.unique(accs, return_index=True)
+            ids.extend(accs[np.sort(first)])
     return {acc: OKABE_ITO[i % len(OKABE_ITO)] for i, acc in enumerate(dict.fromkeys(ids))}
 
 
 def _spread_scale(values) -> str:
     """``log`` when the positive values span more than 20 x, else ``linear``."""
-    v = np.asarray([x for x in values if np.isfinite(x) and x > 0], dtype=float)
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
     return "log" if len(v) and v.max() / v.min() > 20 else "linear"
 
 
@@ -82,7 +88,8 @@ def pareto_plot(result, fronts: Sequence[str] = ("time_cost", "time_carbon"), *,
     -------
     matplotlib.figure.Figure
         Per panel: front points are one scatter with gid ``"front:<name>"`` (in front
-        order, by time), the cloud ``"others:<name>"``, the staircase line ``"staircase"``
+        order, by time), the cloud lines of markers ``"others:<name>"`` (one per
+        accelerator), the staircase line ``"staircase"``
         and the ring ``"best"``.
     """
     objective = None
@@ -130,16 +137,21 @@ def _front_panel(axis, name: str, front, others, best, colours: dict) -> None:
     """One front of :func:`pareto_plot`: the faint cloud, the staircase, the ring."""
     x_col = "train_time_days"
     y_col, y_label, unit = PARETO_AXES[name]
-    xs_all = list(front[x_col]) if len(front) else []
-    ys_all = list(front[y_col]) if len(front) else []
+    xs_all = [front[x_col].to_numpy(dtype=float)] if len(front) else []
+    ys_all = [front[y_col].to_numpy(dtype=float)] if len(front) else []
     if others is not None and len(others):
         cloud = others[np.isfinite(others[x_col].astype(float))
                        & np.isfinite(others[y_col].astype(float))]
-        axis.scatter(cloud[x_col].astype(float), cloud[y_col].astype(float), s=7,
-                     c=[colours[str(a)] for a in cloud["accelerator"]], alpha=0.25,
-                     linewidths=0, gid=f"others:{name}", zorder=1)
-        xs_all += list(cloud[x_col].astype(float))
-        ys_all += list(cloud[y_col].astype(float))
+        # one marker line per accelerator: Agg stamps a line's markers from one cached
+        # raster, where a scatter draws each point's path (about 10 x slower at 20,000)
+        accs = cloud["accelerator"].astype(str).to_numpy()
+        for acc in dict.fromkeys(accs):
+            mine = cloud[accs == acc]
+            axis.plot(mine[x_col].astype(float), mine[y_col].astype(float), marker="o",
+                      markersize=CLOUD_MARKER_PT, markeredgewidth=0, linestyle="none",
+                      color=colours[acc], alpha=0.25, gid=f"others:{name}", zorder=1)
+        xs_all.append(cloud[x_col].to_numpy(dtype=float))
+        ys_all.append(cloud[y_col].to_numpy(dtype=float))
     if len(front):
         fx = front[x_col].to_numpy(dtype=float)
         fy = front[y_col].to_numpy(dtype=float)
@@ -155,8 +167,8 @@ def _front_panel(axis, name: str, front, others, best, colours: dict) -> None:
         axis.plot([float(best[x_col])], [float(best[y_col])], marker="o", markersize=15,
                   markerfacecolor="none", markeredgecolor="#D55E00", markeredgewidth=2,
                   linestyle="none", gid="best", zorder=5)
-    axis.set_xscale(_spread_scale(xs_all))
-    axis.set_yscale(_spread_scale(ys_all))
+    axis.set_xscale(_spread_scale(np.concatenate(xs_all) if xs_all else []))
+    axis.set_yscale(_spread_scale(np.concatenate(ys_all) if ys_all else []))
     axis.set_xlabel("Training time [days]")
     axis.set_ylabel(y_label)
     _number_ticks(axis.xaxis, "")
