@@ -147,7 +147,28 @@ def test_accelerator_power_and_price_consistency():
     has_emb = df["embodied_kgco2e"] != ""
     assert not (has_emb & (df["embodied_basis"] == "")).any()
     assert not (has_emb & (df["embodied_source"] == "")).any()
-    assert not ((df["capex_usd"] != "") & (df["capex_date"] == "")).any()
+    owned = df["capex_usd"] != ""
+    assert not (owned & (df["capex_date"] == "")).any()
+    assert not (owned & (df["capex_source"] == "")).any()
+    assert not (~owned & (df["capex_source"] != "")).any()
+
+
+def test_purchase_prices_against_their_sources():
+    """Hand-checked against the cited rows (capex_source): a baseboard of 8 divided by 8, a
+    package of two GCDs by 2, a kit of 8 by 8, the midpoint of a quoted range."""
+    df = _table("accelerators").set_index("id")
+    capex = lambda i: float(df.loc[i, "capex_usd"])  # noqa: E731
+    assert capex("h100-sxm5-80gb") == pytest.approx(248_956 / 8, abs=0.01)  # HGX H100 total
+    assert capex("h200-sxm-141gb") == pytest.approx(270_565 / 8, abs=0.03)  # total rounded
+    assert capex("mi250x-gcd") == 14_500 / 2          # The Next Platform, per package
+    assert capex("gaudi2") == 65_000 / 8 and capex("gaudi3") == 125_000 / 8  # Intel kits of 8
+    assert capex("b200") == (30_000 + 40_000) / 2     # "between $30,000 and $40,000 per unit"
+    # rental: instance price / its devices
+    price = lambda i: float(df.loc[i, "price_usd_per_h"])  # noqa: E731
+    assert price("v100-sxm2-32gb") == pytest.approx(31.212 / 8)       # p3dn.24xlarge
+    assert price("l4") == pytest.approx(13.3504 / 8)                   # g6.48xlarge
+    assert price("tpu-v5p") == pytest.approx(25804.8 / 6144)           # tpu-v5p-12288
+    assert price("gaudi2") == pytest.approx(10.40 / 8) and price("mi300x") == 48 / 8
 
 
 def test_accelerator_spot_values():

@@ -1,5 +1,6 @@
 """The orchestrated estimate: published anchors and the identities of the JSON contract."""
 
+import dataclasses
 import math
 
 import pytest
@@ -150,11 +151,27 @@ def test_ownership_cost_model():
     assert own["cost_usd"] == pytest.approx(expected, rel=1e-9)
 
 
+def test_the_price_names_its_source():
+    kw = dict(devices=64, model="llama2-7b", global_batch=512, tokens=1e10)
+    rent = traincost.estimate(accelerator="h100-sxm5-80gb", **kw).to_dict()["sources"]["price"]
+    assert rent.startswith("on_demand price, AWS us-east-1 p5.48xlarge/8, 2026-11-09: ")
+    given = traincost.estimate(accelerator="h100-sxm5-80gb", price_per_hour=2.0, **kw)
+    assert given.to_dict()["sources"]["price"] == "given"
+    own = traincost.estimate(accelerator="h100-sxm5-80gb", price_model="ownership", **kw)
+    assert own.to_dict()["sources"]["price"].startswith("purchase price of 2023-09-06: ")
+    assert "248,956" in own.to_dict()["sources"]["price"]              # the HGX total / 8
+    none = traincost.estimate(accelerator="mi325x", **kw).to_dict()
+    assert none["sources"]["price"] == "" and none["cost_usd"] is None
+    custom = dataclasses.replace(traincost.accelerator("l40s"), capex_usd=9000.0)
+    assert traincost.estimate(accelerator=custom, price_model="ownership", **kw).to_dict()[
+        "sources"]["price"] == "given"
+
+
 def test_missing_price_is_none_not_zero():
-    d = traincost.estimate(accelerator="mi300x", devices=64, model="llama2-7b",
+    assert math.isnan(traincost.accelerator("mi325x").price_usd_per_h)   # none in the catalog
+    d = traincost.estimate(accelerator="mi325x", devices=64, model="llama2-7b",
                            global_batch=512, tokens=1e10).to_dict()
-    if math.isnan(traincost.accelerator("mi300x").price_usd_per_h):
-        assert d["cost_usd"] is None
+    assert d["cost_usd"] is None
 
 
 def test_compare_one_row_per_accelerator():

@@ -292,10 +292,11 @@ def test_break_even_points(rent_own):
 
 
 def test_without_a_purchase_price_own_is_blank_with_a_note():
-    table = explore.rent_vs_own({**OWN_JOB, "accelerator": H100})
+    """L40S: a rental price in the catalog, no purchase price (only aggregator pages)."""
+    table = explore.rent_vs_own({**OWN_JOB, "accelerator": "l40s"})
     assert pd.isna(table.loc["own", "cost_usd"])
     assert "purchase price" in table.loc["own", "note"]
-    given = explore.rent_vs_own({**OWN_JOB, "accelerator": H100, "capex_usd": 25_000.0})
+    given = explore.rent_vs_own({**OWN_JOB, "accelerator": "l40s", "capex_usd": 25_000.0})
     assert given.loc["own", "cost_usd"] > 0 and given.loc["own", "note"] == ""
 
 
@@ -336,7 +337,7 @@ def test_price_sensitivity_needs_positive_percents():
 
 
 def test_price_sensitivity_without_capex_has_blank_own_columns():
-    df = explore.price_sensitivity({**OWN_JOB, "accelerator": H100}, percents=(100,))
+    df = explore.price_sensitivity({**OWN_JOB, "accelerator": "l40s"}, percents=(100,))
     assert df["own: purchase price"].isna().all()
     assert df["rent: price per device-hour"].notna().all()
 
@@ -345,7 +346,7 @@ def test_price_sensitivity_without_capex_has_blank_own_columns():
 @pytest.fixture(scope="module")
 def candidates():
     return explore.deadline_candidates({"model": "llama2-7b", "global_batch": 1024},
-                                       ["a100-sxm4-80gb", H100, "tpu-v5p", "mi300x"],
+                                       ["a100-sxm4-80gb", H100, "tpu-v5p", "mi325x"],
                                        (64, 128, 256, 512, 1024))
 
 
@@ -382,7 +383,7 @@ def test_no_candidate_meets_an_impossible_deadline(candidates):
 
 def test_unpriced_accelerators_are_left_out(candidates):
     table, _ = explore.pick_cheapest(candidates, 60.0)
-    assert set(table.loc[table["accelerator"] == "mi300x", "status"]) <= {
+    assert set(table.loc[table["accelerator"] == "mi325x", "status"]) <= {
         "no price", "does not fit", "cannot run"}
 
 

@@ -34,6 +34,13 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
 - the building in the ownership cost (issue 24: $11.7 per watt of critical load over 20
   years, Cushman & Wakefield 2025): the 227 valid sweep rows priced as owned, and only they,
   cost 4.3-9.3% more (median 5.3%); no estimate and no validation figure moves.
+- prices and die values where sources were found (issue 24): rental prices for V100, L4,
+  L40S, MI300X, GB200, Gaudi 2/3 and TPU v5e/v5p/v6e (now read, not recalled), purchase
+  prices for 14 more devices, LLMCarbon die values for A100, L4, L40S, MI250X and Gaudi 2:
+  only cost_usd (1,235 sweep rows, rented on the seven newly priced devices) and
+  embodied_co2e_t (1,290) move, each from null to a number, and in the estimates only those
+  keys; no time, energy or validation figure moves. The input rows are kept (make_golden.py
+  now draws them only with --new-inputs). The same regeneration adds the sources.price key.
 """
 
 from __future__ import annotations

@@ -142,8 +142,8 @@ def _layout_with_devices(r):
 
 
 def test_budget_excludes_unknown_prices():
-    # MI300X has no catalog price: its cost is unknown, so no budget can be shown to hold
-    res = traincost.search("mi300x", 16, model="gpt2-small", global_batch=64, tokens=1e9,
+    # MI325X has no catalog price: its cost is unknown, so no budget can be shown to hold
+    res = traincost.search("mi325x", 16, model="gpt2-small", global_batch=64, tokens=1e9,
                            max_cost_usd=1e12)
     assert res.layouts_fit > 0 and res.layouts_feasible == 0
 

@@ -245,7 +245,7 @@ def test_run_cost_invalid_input_shows_message(control, value, word):
 
 
 def test_run_cost_without_price_says_so():
-    box = widgets.run_cost(accelerator="mi300x")
+    box = widgets.run_cost(accelerator="mi325x")
     assert "no catalog price" in box.summary.value
 
 
@@ -432,7 +432,7 @@ def test_region_carbon_embodied_override_and_messages():
     box.controls["regions"].value = ()
     assert "region" in box.message.value
     box.controls["regions"].value = ("SWE",)
-    box.controls["accelerator"].value = "a100-sxm4-80gb"      # no embodied figure
+    box.controls["accelerator"].value = "mi325x"      # no embodied figure
     assert "no embodied figure" in box.message.value and box.result is not None
 
 
@@ -515,7 +515,7 @@ def test_cheapest_for_deadline_messages():
     box.controls["devices"].value = "64, many"
     assert "devices" in box.message.value and box.result is None
     box.controls["devices"].value = "256"
-    box.controls["accelerators"].value = ("mi300x",)
+    box.controls["accelerators"].value = ("mi325x",)
     assert "no catalog price" in box.message.value
 
 
@@ -643,10 +643,10 @@ def test_find_best_layout_invalid_constraints_show_a_message(finder, control, va
 def test_find_best_layout_no_accelerator_is_a_message(finder):
     finder.controls["accelerators"].value = ()
     assert "accelerator" in finder.message.value and finder.result is None
-    finder.controls["accelerators"].value = ("mi300x",)           # no catalog price
+    finder.controls["accelerators"].value = ("mi325x",)           # no catalog price
     assert "catalog price" in finder.message.value and finder.best is None
     finder.controls["objective"].value = "carbon"
-    assert finder.message.value == "" and finder.best["accelerator"] == "mi300x"
+    assert finder.message.value == "" and finder.best["accelerator"] == "mi325x"
 
 
 def test_find_best_layout_deadline_and_headroom_constrain(finder):

@@ -244,13 +244,38 @@ class Estimate:
             },
             "sources": {"pue": self.site.pue_source, "grid": self.site.grid_source,
                         "wue": self.site.wue_source, "grid_water": self.site.water_source,
-                        "embodied": embodied[1]},
+                        "embodied": embodied[1], "price": self.price_source()},
             "caveats": self.caveats,
             "validation": self.validation,
             "accuracy": self.accuracy_note(),
             **({"intervals": self.intervals} if self.intervals is not None else {}),
             **({"sensitivity": self.sensitivity} if self.sensitivity is not None else {}),
         }
+
+    def price_source(self) -> str:
+        """Where the cost's price comes from: the device-hour price (rental) or the purchase
+        price (ownership) of the accelerator's catalog row (``data/accelerators.csv``: kind,
+        provider, date and source; purchase: date and source), ``given`` when the caller set
+        it, ``''`` when there is none (the cost is then None). [-]"""
+        acc, site = self.accelerator, self.site
+        table = catalog.accelerators()
+        row = table.loc[acc.id] if acc.id in table.index else None
+        if site.price_model == "ownership":
+            if math.isnan(acc.capex_usd):
+                return ""
+            if row is not None and row["capex_usd"] == acc.capex_usd:
+                return (f"purchase price of {row['capex_date']}: {row['capex_source']}; servers "
+                        "and network as assumptions.ownership_system_overhead_fraction, the "
+                        "building as facility_capex_usd_per_w")
+            return "given"
+        if not math.isnan(site.price_usd_per_h):
+            return "given"
+        if math.isnan(acc.price_usd_per_h):
+            return ""
+        if row is not None and row["price_usd_per_h"] == acc.price_usd_per_h:
+            return (f"{row['price_kind']} price, {row['price_provider']}, {row['price_date']}: "
+                    f"{row['price_source']}")
+        return "given"
 
     def embodied_by_basis(self) -> tuple[dict, dict]:
         """The run's share of its devices' embodied carbon on each basis there is a figure

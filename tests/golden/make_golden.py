@@ -9,7 +9,8 @@ It writes, beside this file:
 * ``sweep_inputs.csv.gz`` - the sweep's input table, and ``sweep.csv.gz`` every contract column of a broad :func:`traincost.sweep`: all
   accelerators, dense and MoE presets, every software-stack knob, every precision, fitting
   and non-fitting layouts and layouts that break a rule (several thousand rows, drawn with a
-  fixed seed);
+  fixed seed; kept once drawn, since the draw depends on the catalog: ``--new-inputs``
+  draws them again);
 * ``estimates.json`` - :func:`traincost.estimate` with the layout left open (the search picks
   it) for a few dozen configurations, each as its ``to_dict()``;
 * ``validate.json`` - ``traincost validate --json``.
@@ -153,7 +154,10 @@ def validate_json() -> dict:
 
 def main() -> int:
     import traincost
-    sweep_table().to_csv(HERE / "sweep_inputs.csv.gz", index=False, float_format="%.17g")
+    # the input rows are the guard's fixed sample: drawn once, kept (their draw depends on the
+    # catalog, e.g. which devices have a purchase price); --new-inputs draws them again
+    if "--new-inputs" in sys.argv or not (HERE / "sweep_inputs.csv.gz").exists():
+        sweep_table().to_csv(HERE / "sweep_inputs.csv.gz", index=False, float_format="%.17g")
     out = traincost.sweep(read_inputs())
     out.to_csv(HERE / "sweep.csv.gz", index=False, float_format="%.17g")
     (HERE / "estimates.json").write_text(json.dumps(
