@@ -8,6 +8,7 @@ below are read from the rows of the data file itself.
 
 from __future__ import annotations
 
+import datetime
 import json
 
 import numpy as np
@@ -184,3 +185,34 @@ def test_carbon_by_start_month_by_hand():
             explore.carbon_by_start_month(dict(accelerator="h100-sxm5-80gb",
                                                model="llama2-7b", devices=256,
                                                global_batch=1024), **bad)
+
+
+def test_cleanest_start_by_hand():
+    """A 9-day run started on any day of 2025 in Germany: a run inside one calendar month
+    meets that month's factor (read from the data rows), so the cleanest start lies in the
+    month of the least factor (July: solar) at the undated run's carbon times it, the
+    dirtiest in the month of the largest (November); each row is the single estimate's."""
+    params = dict(accelerator="h100-sxm5-80gb", model="llama2-7b", devices=256,
+                  global_batch=1024)
+    df = explore.cleanest_start(params, "DEU", "2025-01-01", "2025-12-31")
+    assert len(df) == 365 and (df["train_time_days"] < 28).all()
+    raw = np.array([_by_hand("DEU", m) for m in range(1, 13)])
+    f = raw / raw.mean()
+    best, worst = df.iloc[df["co2e_t"].argmin()], df.iloc[df["co2e_t"].argmax()]
+    assert int(best["start"][5:7]) == 1 + int(np.argmin(f)) == 7
+    assert int(worst["start"][5:7]) == 1 + int(np.argmax(f)) == 11
+    assert best["co2e_t"] == pytest.approx(best["annual_co2e_t"] * f.min(), rel=1e-9)
+    assert worst["co2e_t"] == pytest.approx(worst["annual_co2e_t"] * f.max(), rel=1e-9)
+    one = traincost.estimate(params["accelerator"], params["devices"], model="llama2-7b",
+                             global_batch=1024, region="DEU", start=best["start"])
+    assert one.report["co2e_t"] == pytest.approx(best["co2e_t"], rel=1e-9)
+    assert one.to_dict()["grid_profile"]["end"] == best["end"]
+    # South Africa has no monthly figures: every start is the annual figure
+    zaf = explore.cleanest_start(params, "ZAF", datetime.date(2025, 3, 1), "2025-03-03")
+    assert len(zaf) == 3 and (zaf["basis"] == "annual").all()
+    assert zaf["change_pct"].to_numpy() == pytest.approx(0.0, abs=1e-9)
+    for first, last, said in (("2025-13-01", "2025-12-31", "earliest: '2025-13-01' is not a"),
+                              ("2025-02-01", "2025-01-31", "latest: 2025-01-31 is before"),
+                              ("2020-01-01", "2030-12-31", "latest: a window of 4,018 days")):
+        with pytest.raises(ValueError, match=said):
+            explore.cleanest_start(params, "DEU", first, last)

@@ -516,6 +516,87 @@ def carbon_by_start_month(params: dict, regions, year: int = 2025) -> pd.DataFra
     return df
 
 
+#: the longest window :func:`cleanest_start` walks day by day: ten years [days]
+MAX_START_WINDOW_DAYS = 3653
+
+
+def cleanest_start(params: dict, region: str, earliest, latest) -> pd.DataFrame:
+    """The carbon-aware what-if: the same run (same layout, energy and length) started on
+    each day from ``earliest`` to ``latest`` in one grid region, and its operational carbon
+    over the months each start spans; the cleanest start is the row of least ``co2e_t``
+    (``df.iloc[df["co2e_t"].argmin()]``, the earliest of equals).
+
+    Every start is one row of one :func:`traincost.sweep` at the layout the undated
+    estimate chose, so each row is what ``estimate(..., start=day)`` gives: the energy is
+    the same, the intensity is the region's annual figure times Ember's seasonal shape for
+    its country averaged over the run's months (:func:`traincost.footprint.window_mean_factor`).
+    A region without monthly figures gives the annual figure for every start (``basis``
+    ``annual``).
+
+    Parameters
+    ----------
+    params : dict
+        ``accelerator``, ``model``, ``devices``, ``global_batch``, optional ``tokens``. [-]
+    region : str
+        Region id (``traincost.catalog.regions()``).
+    earliest, latest : str or datetime.date
+        First and last start date allowed, YYYY-MM-DD; at most
+        :data:`MAX_START_WINDOW_DAYS` days apart. [-]
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per start day: ``start``, ``end`` (ISO dates), ``basis``,
+        ``train_time_days``, ``grid_gco2e_per_kwh`` (over the run's months) [gCO2e/kWh],
+        ``co2e_t`` [tCO2e], ``annual_co2e_t`` (undated) [tCO2e] and ``change_pct`` [%].
+
+    Raises
+    ------
+    ValueError
+        ``earliest: ...`` / ``latest: ...`` for a date that is not YYYY-MM-DD or a window
+        that runs backwards or past ten years, or the estimate's one-line message.
+    """
+    from .sweep import sweep
+
+    days = []
+    for name, value in (("earliest", earliest), ("latest", latest)):
+        try:
+            days.append(value if isinstance(value, datetime.date)
+                        else datetime.date.fromisoformat(str(value)))
+        except ValueError:
+            raise ValueError(f"{name}: {value!r} is not a date YYYY-MM-DD") from None
+    first, last = days
+    span = (last - first).days
+    if span < 0:
+        raise ValueError(f"latest: {last.isoformat()} is before earliest {first.isoformat()}")
+    if span + 1 > MAX_START_WINDOW_DAYS:
+        raise ValueError(f"latest: a window of {span + 1:,} days is longer than the "
+                         f"{MAX_START_WINDOW_DAYS:,} (ten years) walked day by day")
+    common = {"accelerator": params["accelerator"], "devices": params["devices"],
+              "model": params["model"], "global_batch": params["global_batch"],
+              "tokens": params.get("tokens"), "region": region}
+    undated = estimate(**common)
+    starts = [(first + datetime.timedelta(days=i)).isoformat() for i in range(span + 1)]
+    rows = pd.DataFrame({**{k: v for k, v in common.items() if v is not None},
+                         **fixed_layout(undated)}, index=range(len(starts)))
+    rows["start"] = starts
+    out = sweep(rows)
+    days_run = out["train_time_days"].to_numpy(dtype=float)
+    monthly = catalog.grid_month_factors(region) is not None
+    df = pd.DataFrame({
+        "start": starts,
+        "end": [(datetime.date.fromisoformat(d) + datetime.timedelta(days=float(n))).isoformat()
+                for d, n in zip(starts, days_run)],
+        "basis": "monthly" if monthly else "annual",
+        "train_time_days": days_run,
+        "grid_gco2e_per_kwh": undated.site.grid_gco2e_per_kwh
+        * out["grid_factor"].to_numpy(dtype=float),
+        "co2e_t": out["co2e_t"].to_numpy(dtype=float),
+        "annual_co2e_t": undated.report["co2e_t"]})
+    df["change_pct"] = 100.0 * (df["co2e_t"] / df["annual_co2e_t"] - 1.0)
+    return df
+
+
 # --------------------------------------------------------------------------------------
 # 06: dollars
 # --------------------------------------------------------------------------------------
