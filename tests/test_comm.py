@@ -46,3 +46,49 @@ def test_tier_choice():
 
 def test_p2p():
     assert p2p_time(1e9, 1e10, 1e-5) == pytest.approx(0.10001)
+
+
+# ---- a mesh domain (Gaudi 2/3, MI300X): a link to each other device ------------------------
+GAUDI2 = (8, 262.5e9, 37.5e9, 1.0, 1.0, 0.0, 0.0)    # 21 x 12.5 GB/s up, 3 x 12.5 out
+
+
+def test_a_mesh_group_uses_only_its_own_links():
+    """Intel's Network Configuration page: 21 scale-up ports, 3 to each of the 7 others of
+    an 8-device box. A group of g in one box reaches its g - 1 peers over 3 (g - 1) ports
+    of 12.5 GB/s; a pipeline send one peer's 3 ports whatever the group."""
+    for g, ports in ((2, 3), (4, 9), (8, 21)):
+        assert link(g, 1, *GAUDI2, mesh=True)[0] == pytest.approx(ports * 12.5e9)
+        assert link(g, 1, *GAUDI2)[0] == pytest.approx(262.5e9)         # a switch
+    assert link(4, 1, *GAUDI2, mesh=True, p2p=True)[0] == pytest.approx(3 * 12.5e9)
+    # 4 ranks two apart share a box: 3 peers each
+    assert link(4, 2, *GAUDI2, mesh=True)[0] == pytest.approx(9 * 12.5e9)
+
+
+def test_a_mesh_group_across_boxes():
+    """16 ranks over two boxes: the 8 of a box use all 21 ports, the fabric is 8 NICs' rate
+    (8 x 37.5 GB/s) capped by the scale-up leg, as on a switch; one rank per box (stride 8)
+    has no scale-up leg, its NIC's rate; 2 per box (stride 4) a leg of one peer's 3 ports."""
+    assert link(16, 1, *GAUDI2, mesh=True)[0] == pytest.approx(min(8 * 37.5e9, 262.5e9))
+    assert link(2, 8, *GAUDI2, mesh=True)[0] == pytest.approx(37.5e9)
+    assert link(4, 4, *GAUDI2, mesh=True)[0] == pytest.approx(min(2 * 37.5e9, 3 * 12.5e9))
+
+
+def test_mesh_tensor_parallel_pair_in_an_estimate():
+    """Gaudi 2 at TP 2: its tensor-parallel all-reduces run at a seventh of a switched
+    box's rate, so their bandwidth term is 7 x a switch copy's; at TP 8 (the whole box)
+    the two are the same."""
+    import dataclasses
+    import traincost
+    g2 = traincost.accelerator("gaudi2")
+    assert g2.scaleup_topology == "mesh"
+    switched = dataclasses.replace(g2, scaleup_topology="switch")
+    kw = dict(model="llama2-13b", global_batch=256, seq_len=4096, micro_batch=2, zero=1,
+              recompute="selective", precision="fp8", pp=2)
+    full = [traincost.estimate(a, 16, tp=8, **{**kw, "pp": 1}).step_breakdown_s()["tp_comm"]
+            for a in (g2, switched)]
+    assert full[0] == pytest.approx(full[1], rel=1e-12)
+    pair = [traincost.estimate(a, 16, tp=2, **kw).step_breakdown_s()["tp_comm"]
+            for a in (g2, switched)]
+    assert 5.0 < pair[0] / pair[1] <= 7.0          # latency terms are the same on both
+    with pytest.raises(ValueError, match="scaleup_topology"):
+        dataclasses.replace(g2, scaleup_topology="ring")

@@ -195,7 +195,8 @@ def accelerator(accelerator_id: str) -> Accelerator:
     row = df.loc[key]
     kwargs = {col: float(row[col]) for col in _NUMERIC_ACCELERATOR}
     kwargs["scaleup_domain_devices"] = int(kwargs["scaleup_domain_devices"])
-    return Accelerator(id=key, name=str(row["name"]), vendor=str(row.get("vendor", "")), **kwargs)
+    return Accelerator(id=key, name=str(row["name"]), vendor=str(row.get("vendor", "")),
+                       scaleup_topology=str(row["scaleup_topology"]), **kwargs)
 
 
 @functools.cache

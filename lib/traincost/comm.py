@@ -48,7 +48,8 @@ def ranks_per_domain(n, stride, domain):
 
 
 def link(n, stride, domain, scaleup_bytes_per_s, scaleout_bytes_per_s, scaleup_eff,
-         scaleout_eff, scaleup_latency_s, scaleout_latency_s, hierarchical=True):
+         scaleout_eff, scaleup_latency_s, scaleout_latency_s, mesh=False, hierarchical=True,
+         p2p=False):
     """Bandwidth and latency a group of ``n`` ranks, ``stride`` apart, communicates at.
 
     A ring collective (all-reduce, all-gather, reduce-scatter) whose group crosses domains
@@ -62,6 +63,14 @@ def link(n, stride, domain, scaleup_bytes_per_s, scaleout_bytes_per_s, scaleup_e
     rate would cap it at 50 (AWS awsome-distributed-training, micro-benchmarks/nccl-tests
     README; Bekman, ML Engineering, network/benchmarks: 4 x 8 B200, 377 GB/s).
 
+    A ``mesh`` domain joins each device to each of the domain's other ``D - 1`` devices by
+    its own share of the scale-up rate (Gaudi 2/3: 21 ports, 3 to each of 7 peers, Intel's
+    Network Configuration page; MI300X: one xGMI link to each of 7), where a switch gives
+    every device its full rate to any group. The ``g`` ranks a group holds in one domain
+    reach each other over ``g - 1`` of those links only: ``B_up (g - 1) / (D - 1)``, a
+    pair at one seventh of an eight-device box (and a point-to-point send, ``p2p``, one
+    link whatever the group); a group with one rank per domain has no scale-up leg.
+
     Parameters
     ----------
     n, stride, domain : int or array
@@ -72,15 +81,32 @@ def link(n, stride, domain, scaleup_bytes_per_s, scaleout_bytes_per_s, scaleup_e
         Achieved fraction of link bandwidth. [-]
     scaleup_latency_s, scaleout_latency_s : float
         Latency per ring step. [s]
+    mesh : bool or array
+        The domain is a mesh of point-to-point links (else a switch). [-]
+    p2p : bool
+        The group's traffic is sends between neighbours (a pipeline), one peer each. [-]
 
     Returns
     -------
     (bytes_per_s, latency_s) achieved by the group. [bytes/s], [s]
+
+    Examples
+    --------
+    >>> net = (8, 262.5e9, 37.5e9, 1.0, 1.0, 0.0, 0.0)
+    >>> [float(link(g, 1, *net, mesh=True)[0]) / 1e9 for g in (2, 4, 8)]
+    [37.5, 112.5, 262.5]
+    >>> float(link(2, 1, *net)[0]) / 1e9                  # a switch: the full rate
+    262.5
     """
     inside = np.logical_not(crosses_domain(n, stride, domain))
-    up = scaleup_bytes_per_s * scaleup_eff
-    rails = ranks_per_domain(n, stride, domain) if hierarchical else 1
-    bw = np.where(inside, up, np.minimum(rails * scaleout_bytes_per_s * scaleout_eff, up))
+    in_domain = ranks_per_domain(n, stride, domain)
+    peers = 1 if p2p else np.maximum(in_domain - 1, 1)
+    links = np.where(mesh, peers / np.maximum(domain - 1, 1), 1.0)
+    up = scaleup_bytes_per_s * scaleup_eff * links
+    rails = in_domain if hierarchical else 1
+    # one rank per domain: no scale-up leg to cap the fabric's rate
+    up_leg = np.where(np.asarray(mesh) & (in_domain <= 1), np.inf, up)
+    bw = np.where(inside, up, np.minimum(rails * scaleout_bytes_per_s * scaleout_eff, up_leg))
     lat = np.where(inside, scaleup_latency_s, scaleout_latency_s)
     return bw, lat
 

@@ -53,6 +53,10 @@ def _check_number(name, value, *, minimum=None, exclusive=True, integer=False, a
             raise ValueError(f"{name}: {value!r} must be >= {minimum}")
 
 
+#: how a scale-up domain joins its devices (data/schema.csv, accelerators.scaleup_topology)
+SCALEUP_TOPOLOGIES = ("switch", "mesh", "torus", "mixed")
+
+
 @dataclass(frozen=True)
 class Accelerator:
     """One accelerator device (one row of ``data/accelerators.csv``).
@@ -94,6 +98,11 @@ class Accelerator:
         Per-device one-direction bandwidth inside the domain. [bytes/s]
     scaleout_bytes_per_s : float
         Per-device one-direction bandwidth across domains, NaN if unpublished. [bytes/s]
+    scaleup_topology : str
+        How the domain joins its devices (:data:`SCALEUP_TOPOLOGIES`): ``switch`` (every
+        device its full scale-up rate to any group), ``mesh`` (one link to each other
+        device of the domain, :func:`traincost.comm.link`), ``torus`` or ``mixed``
+        (priced as a switch). [-]
     price_usd_per_h : float
         Rental price per device-hour, NaN if unknown. [USD/h]
     capex_usd : float
@@ -125,6 +134,7 @@ class Accelerator:
     attention_cudnn_bf16_flop_per_s: float = math.nan
     attention_kv_tokens: float = math.nan
     vendor: str = ""
+    scaleup_topology: str = "switch"
 
     def __post_init__(self):
         for name in ("hbm_bytes", "hbm_bytes_per_s", "tdp_w", "scaleup_bytes_per_s"):
@@ -137,6 +147,9 @@ class Accelerator:
             raise ValueError(f"idle_w: {self.idle_w} must be below tdp_w {self.tdp_w}")
         _check_number("scaleup_domain_devices", self.scaleup_domain_devices, minimum=0,
                       integer=True)
+        if self.scaleup_topology not in SCALEUP_TOPOLOGIES:
+            raise ValueError(f"scaleup_topology: {self.scaleup_topology!r} is not one of "
+                             f"{', '.join(SCALEUP_TOPOLOGIES)}")
         for name in ("peak_fp32_flop_per_s", "peak_tf32_flop_per_s", "peak_bf16_flop_per_s",
                      "peak_fp16_flop_per_s", "peak_fp8_flop_per_s", "mamf_bf16_flop_per_s",
                      "price_usd_per_h", "capex_usd", "embodied_kgco2e",

@@ -29,7 +29,7 @@ INPUT_COLUMNS = (
     # step time for an interval (traincost.uncertainty)
     "model_error_factor",
     "hbm_bytes", "hbm_bytes_per_s", "tdp_w", "idle_w", "power_cap_w",
-    "scaleup_domain_devices", "scaleup_bytes_per_s", "scaleout_bytes_per_s",
+    "scaleup_domain_devices", "scaleup_bytes_per_s", "scaleup_mesh", "scaleout_bytes_per_s",
     "scaleout_oversubscription",
     # the sites a run is split over and the link between two of them
     "sites", "site_link_bytes_per_s", "site_link_latency_s",
@@ -398,11 +398,12 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
 
 def _network(c: dict, a: Assumptions) -> tuple:
     """The device's network tiers, as :func:`traincost.comm.link` takes them: the scale-out
-    rate across domains is the NIC's over the fabric's oversubscription."""
+    rate across domains is the NIC's over the fabric's oversubscription; a mesh domain
+    splits the scale-up rate over its links."""
     return (c["scaleup_domain_devices"], c["scaleup_bytes_per_s"],
             c["scaleout_bytes_per_s"] / c["scaleout_oversubscription"],
             a.scaleup_comm_efficiency, a.scaleout_comm_efficiency, a.scaleup_latency_s,
-            a.scaleout_latency_s)
+            a.scaleout_latency_s, c["scaleup_mesh"])
 
 
 def microbatch_comm_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace,
@@ -446,7 +447,7 @@ def microbatch_comm_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: Simple
         ep_mb = performance.stack_exposed(ep_raw, comp.compute_mb, c["ep_overlap"],
                                           a.stack_overlap_window_fraction,
                                           a.ep_overlap_fraction)
-    bw_pp, lat_pp = comm.link(p, t * cp * g.dp, *net)
+    bw_pp, lat_pp = comm.link(p, t * cp * g.dp, *net, p2p=True)
     pp_send = comm.pp_send_time(act_bytes, a.sequence_parallel, t, p, c["vpp"], bw_pp, lat_pp)
     pp_mb = performance.stack_exposed(pp_send, comp.compute_mb, c["pp_overlap"],
                                       a.stack_overlap_window_fraction)
