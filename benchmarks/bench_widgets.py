@@ -32,7 +32,8 @@ CASES = (("00", "run_cost", None), ("01", "compare_accelerators", None),
          ("02", "flops_and_memory", None), ("03", "parallelism_explorer", None),
          ("04", "find_best_layout", None), ("05", "power_explorer", None),
          ("05", "power_cap_explorer", None), ("05", "region_carbon", None),
-         ("05", "start_month_carbon", None), ("06", "rent_or_own", None),
+         ("05", "start_month_carbon", None), ("05", "cleanest_start_window", None),
+         ("06", "rent_or_own", None),
          ("06", "cheapest_for_deadline", None), ("07", "validation_explorer", None),
          ("07", "case_explorer", None), ("09", "sites_explorer", None))
 

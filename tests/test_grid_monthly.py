@@ -216,3 +216,30 @@ def test_cleanest_start_by_hand():
                               ("2020-01-01", "2030-12-31", "latest: a window of 4,018 days")):
         with pytest.raises(ValueError, match=said):
             explore.cleanest_start(params, "DEU", first, last)
+
+
+def test_cli_start_window(capsys):
+    """--start-window: the run is dated at the cleanest start day of the window, the one
+    explore.cleanest_start finds for the same flags (here the whole of July, where a 9-day
+    German run meets July's factor, the year's least), and JSON start_window says so."""
+    base = ["estimate", "--accelerator", "h100-sxm5-80gb", "--devices", "256", "--model",
+            "llama2-7b", "--global-batch", "1024", "--region", "DEU"]
+    rc, out, _ = run(base + ["--start-window", "2025-06-20:2025-08-10", "--json"], capsys)
+    d = json.loads(out)
+    w = d["start_window"]
+    assert rc == 0 and w["days"] == 52 and w["earliest"] == "2025-06-20"
+    assert w["cleanest_start"][:7] == "2025-07" and d["grid_profile"]["start"] == w["cleanest_start"]
+    f = catalog.grid_month_factors("DEU")[0]
+    assert w["cleanest_co2e_t"] == pytest.approx(d["co2e_t"], rel=1e-12)
+    assert w["cleanest_co2e_t"] == pytest.approx(w["annual_co2e_t"] * f[6], rel=1e-9)
+    assert w["worst_co2e_t"] > w["cleanest_co2e_t"]
+    rc, out, _ = run(base + ["--start-window", "2025-06-20:2025-08-10"], capsys)
+    assert rc == 0 and "the cleanest of 52 start days from 2025-06-20 to 2025-08-10" in out
+    assert "location-based" in out
+    for bad, said in ((["--start-window", "2025-07-01"], "start-window: '2025-07-01' must be"),
+                      (["--start-window", "2025-07-01:2025-06-01"], "start-window: 2025-06-01 "
+                       "is before"),
+                      (["--start-window", "2025-07-01:2025-07-05", "--start", "2025-07-01"],
+                       "start-window: give --start or --start-window, not both")):
+        rc, out, err = run(base + bad, capsys)
+        assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and said in err

@@ -1,6 +1,7 @@
 """Kernel-side tests of traincost.widgets: build each widget, drive its controls, check
 what it shows. No browser: the callbacks run synchronously when a control's value changes.
 """
+import html
 import math
 import re
 
@@ -872,3 +873,22 @@ def test_parallelism_explorer_framework_dropdown_applies_its_factor_in_place():
     assert f"{factor:.2f}x the Megatron-Core/NeMo calibration" in box.summary.value
     with pytest.raises(ValueError, match="framework"):
         widgets.parallelism_explorer(framework="jax")
+
+
+def test_cleanest_start_window_names_the_start_and_says_bad_dates_in_place():
+    """The widget shows explore.cleanest_start's least and most carbon over the window: a
+    9-day German run over June to August is cleanest when it runs inside July (the least of
+    the three months' factors, from the catalog)."""
+    box = widgets.cleanest_start_window(region="DEU", earliest="2025-06-01",
+                                        latest="2025-08-31")
+    df = box.result
+    assert len(df) == 92 and box.message.value == ""
+    best = df.iloc[int(df["co2e_t"].argmin())]
+    f = catalog.grid_month_factors("DEU")[0]
+    assert best["start"][:7] == "2025-07" and min(f[5:8]) == f[6]
+    assert f"{best['start']} ({widgets.sig(best['co2e_t'])} t)" in box.summary.value
+    box.controls["latest"].value = "2025-05-01"
+    assert "latest: 2025-05-01 is before earliest 2025-06-01" in box.message.value
+    assert box.result is None and box.summary.value == "" and box.table.value == ""
+    box.controls["latest"].value = "someday"
+    assert "latest: 'someday' is not a date YYYY-MM-DD" in html.unescape(box.message.value)

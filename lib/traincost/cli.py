@@ -76,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--accelerator", required=True, help="accelerator id")
     est.add_argument("--devices", type=int, required=True, help="number of devices")
     _add_inputs(est)
+    est.add_argument("--start-window", metavar="FROM:TO",
+                     help="the carbon-aware what-if: every start day from FROM to TO "
+                          "(YYYY-MM-DD:YYYY-MM-DD) is tried and the run is dated at the one "
+                          "of least operational carbon (traincost.explore.cleanest_start; "
+                          "JSON start_window); not with --start")
     _add_uncertainty(est, "also print the p10-p90 range of each output under the model's "
                           "error on published runs it was not fitted on and the sourced "
                           "ranges of PUE, grid, power and goodput (JSON intervals), and "
@@ -270,8 +275,9 @@ def _print_estimate(d: dict) -> None:
         + (f", devices capped at {d['power_cap_w']:g} W" if d.get("power_cap_w") else ""),
         f"  energy      {_fmt(d['it_energy_mwh'])} MWh IT, {_fmt(d['facility_energy_mwh'])} MWh "
         f"at the plug (PUE {d['pue']:.2f})",
-        f"  carbon      {_fmt(d['co2e_t'])} tCO2e operational ({_grid_text(d)}); embodied "
-        f"{_embodied_text(d['embodied_co2e_t_by_basis'])}",
+        f"  carbon      {_fmt(d['co2e_t'])} tCO2e operational, location-based "
+        f"({_grid_text(d)}); embodied {_embodied_text(d['embodied_co2e_t_by_basis'])}",
+        *_window_lines(d.get("start_window")),
         f"  water       {_fmt(d['water_m3'])} m3: {_fmt(d['water_onsite_m3'])} on site "
         f"(WUE {_fmt(d['wue_l_per_kwh'])} L/kWh) + {_fmt(d['water_offsite_m3'])} at the power "
         f"plants ({_fmt(d['grid_water_l_per_kwh'])} L/kWh)",
@@ -287,6 +293,16 @@ def _print_estimate(d: dict) -> None:
         *[f"  caveat      {c}" for c in d.get("caveats", [])],
     ]
     print("\n".join(lines))
+
+
+def _window_lines(w: dict | None) -> list:
+    """``--start-window``: where the cleanest start lies and what the window spans."""
+    if w is None:
+        return []
+    return [f"  start       the cleanest of {w['days']:,} start days from {w['earliest']} to "
+            f"{w['latest']}: {w['cleanest_start']}, {_fmt(w['cleanest_co2e_t'])} tCO2e (the "
+            f"dirtiest, {w['worst_start']}: {_fmt(w['worst_co2e_t'])} t; undated "
+            f"{_fmt(w['annual_co2e_t'])} t; {w['basis']} figures)"]
 
 
 def _embodied_text(by_basis: dict) -> str:
@@ -511,6 +527,38 @@ _SEARCH_SHOWN = ("accelerator", "devices", "tp", "pp", "dp", "cp", "ep", "vpp", 
                  "facility_energy_mwh", "co2e_t", "cost_usd")
 
 
+def _start_window(args, kwargs: dict) -> dict:
+    """``--start-window FROM:TO``: :func:`traincost.explore.cleanest_start` over the
+    window for the estimate's inputs, as JSON ``start_window``: the window, its days, the
+    cleanest and the dirtiest start and their operational carbon [tCO2e], the undated
+    run's."""
+    from . import explore
+
+    text = args.start_window
+    if kwargs.get("start") is not None:
+        raise ValueError("start-window: give --start or --start-window, not both")
+    parts = text.split(":")
+    if len(parts) != 2:
+        raise ValueError(f"start-window: {text!r} must be FROM:TO, two dates "
+                         "YYYY-MM-DD:YYYY-MM-DD")
+    params = {"accelerator": args.accelerator, "devices": args.devices,
+              **{k: v for k, v in kwargs.items() if k != "region"}}
+    try:
+        df = explore.cleanest_start(params, kwargs.get("region"), parts[0].strip(),
+                                    parts[1].strip())
+    except ValueError as exc:
+        msg = str(exc)
+        if msg.startswith(("earliest:", "latest:")):
+            raise ValueError(f"start-window: {msg.split(': ', 1)[1]}") from None
+        raise
+    best, worst = df.iloc[int(df["co2e_t"].argmin())], df.iloc[int(df["co2e_t"].argmax())]
+    return {"earliest": df["start"].iloc[0], "latest": df["start"].iloc[-1],
+            "days": len(df), "basis": best["basis"],
+            "cleanest_start": best["start"], "cleanest_co2e_t": float(best["co2e_t"]),
+            "worst_start": worst["start"], "worst_co2e_t": float(worst["co2e_t"]),
+            "annual_co2e_t": float(best["annual_co2e_t"])}
+
+
 def _grid_text(d: dict) -> str:
     """The grid intensity the carbon line used: the annual figure, or the run's months'."""
     g = d["grid_profile"]
@@ -611,9 +659,14 @@ def main(argv=None) -> int:
 def _run(args) -> int:
     try:
         if args.command == "estimate":
+            kwargs, window = _kwargs(args), None
+            if args.start_window is not None:
+                window = _start_window(args, kwargs)
+                kwargs["start"] = window["cleanest_start"]
             d = estimate(accelerator=args.accelerator, devices=args.devices,
-                         uncertainty=args.uncertainty, seed=args.seed,
-                         **_kwargs(args)).to_dict()
+                         uncertainty=args.uncertainty, seed=args.seed, **kwargs).to_dict()
+            if window is not None:
+                d["start_window"] = window
             if args.json:
                 print(json.dumps(_clean(d), indent=2))
             else:

@@ -536,9 +536,11 @@ def cleanest_start(params: dict, region: str, earliest, latest) -> pd.DataFrame:
     Parameters
     ----------
     params : dict
-        ``accelerator``, ``model``, ``devices``, ``global_batch``, optional ``tokens``. [-]
-    region : str
-        Region id (``traincost.catalog.regions()``).
+        ``accelerator``, ``model``, ``devices``, ``global_batch``, optional ``tokens``,
+        and any other :func:`traincost.estimate` keyword of one value (the CLI passes its
+        flags); ``start`` is the what-if's and may not be given. [-]
+    region : str or None
+        Region id (``traincost.catalog.regions()``); None: the estimate's default.
     earliest, latest : str or datetime.date
         First and last start date allowed, YYYY-MM-DD; at most
         :data:`MAX_START_WINDOW_DAYS` days apart. [-]
@@ -572,13 +574,14 @@ def cleanest_start(params: dict, region: str, earliest, latest) -> pd.DataFrame:
     if span + 1 > MAX_START_WINDOW_DAYS:
         raise ValueError(f"latest: a window of {span + 1:,} days is longer than the "
                          f"{MAX_START_WINDOW_DAYS:,} (ten years) walked day by day")
-    common = {"accelerator": params["accelerator"], "devices": params["devices"],
-              "model": params["model"], "global_batch": params["global_batch"],
-              "tokens": params.get("tokens"), "region": region}
+    if params.get("start") is not None:
+        raise ValueError("start: the window chooses the start; give earliest and latest, "
+                         "not a start date")
+    common = {k: v for k, v in {**params, "region": region}.items()
+              if v is not None and k != "start"}
     undated = estimate(**common)
     starts = [(first + datetime.timedelta(days=i)).isoformat() for i in range(span + 1)]
-    rows = pd.DataFrame({**{k: v for k, v in common.items() if v is not None},
-                         **fixed_layout(undated)}, index=range(len(starts)))
+    rows = pd.DataFrame({**common, **fixed_layout(undated)}, index=range(len(starts)))
     rows["start"] = starts
     out = sweep(rows)
     days_run = out["train_time_days"].to_numpy(dtype=float)

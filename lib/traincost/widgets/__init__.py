@@ -44,7 +44,8 @@ from .layout import (FIND_ACCELERATORS, FIND_DEVICE_COUNTS, LAYOUT_KNOBS, OBJECT
                      why_others_lose)
 from .measure import measured_vs_estimated
 from .parallelism import derived_dp, layout_summary_html, parallelism_explorer
-from .power import (CARBON_REGIONS, SEASON_REGIONS, carbon_table_html, power_cap_explorer,
+from .power import (CARBON_REGIONS, SEASON_REGIONS, carbon_table_html, cleanest_start_window,
+                    power_cap_explorer,
                     power_cap_summary_html, power_explorer, power_summary_html, region_carbon,
                     start_month_carbon, start_month_table_html)
 from .run_cost import run_cost, run_cost_html, run_cost_summary
@@ -73,7 +74,7 @@ __all__ = [
     # 05, 06
     "CARBON_REGIONS", "carbon_table_html", "power_cap_explorer", "power_cap_summary_html",
     "power_explorer", "power_summary_html", "region_carbon", "SEASON_REGIONS",
-    "start_month_carbon", "start_month_table_html",
+    "start_month_carbon", "start_month_table_html", "cleanest_start_window",
     "DEADLINE_ACCELERATORS", "DEADLINE_DEVICE_COUNTS", "candidates_html",
     "cheapest_for_deadline", "rent_or_own", "rent_own_html", "winner_html",
     # 07, 08

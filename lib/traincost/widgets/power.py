@@ -360,3 +360,76 @@ def start_month_carbon(model: str = "llama2-7b", accelerator: str = "h100-sxm5-8
 
     refresh = Refresher(update, on_error)
     return refresh.start(box, controls)
+
+
+def cleanest_start_window(model: str = "llama2-7b", accelerator: str = "h100-sxm5-80gb",
+                          devices: int = 256, tokens: float | None = None, region: str = "DEU",
+                          earliest: str = "2025-01-01", latest: str = "2025-12-31",
+                          global_batch: int = 1024) -> widgets.VBox:
+    """The carbon-aware what-if: the start day of least operational carbon within a window
+    (:func:`traincost.explore.cleanest_start`), against the window's dirtiest start and
+    the undated run.
+
+    Parameters
+    ----------
+    model, accelerator : str
+        Preset and accelerator ids.
+    devices : int
+        Devices. [-]
+    tokens : float, optional
+        Training tokens; the preset's when None. [tokens]
+    region : str
+        Grid region id.
+    earliest, latest : str
+        The window's first and last start day, YYYY-MM-DD. [-]
+    global_batch : int
+        Sequences per optimizer step. [sequences]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        ``controls``, ``message``, ``summary`` (HTML cards: the cleanest start, its tCO2e,
+        the dirtiest start, the saving), ``table`` (HTML: the five cleanest starts),
+        ``result`` (:func:`traincost.explore.cleanest_start`'s rows), ``refresh()``.
+    """
+    def day(value, description):
+        return widgets.Text(value=value, description=description, placeholder="YYYY-MM-DD",
+                            continuous_update=False, style=STYLE, layout=WIDE)
+
+    controls = {"model": model_dropdown(model), "accelerator": accelerator_dropdown(accelerator),
+                "devices": int_text(devices, "devices"), "tokens": tokens_text(model, tokens),
+                "region": widgets.Dropdown(options=region_options((region,)), value=region,
+                                           description="grid region", style=STYLE,
+                                           layout=WIDE),
+                "earliest": day(earliest, "earliest start"), "latest": day(latest, "latest start")}
+    message, summary, table = widgets.HTML(), widgets.HTML(), widgets.HTML()
+    box = widgets.VBox([widgets.VBox(list(controls.values())), message, summary, table])
+    box.controls, box.message, box.summary, box.table, box.result = \
+        controls, message, summary, table, None
+
+    def update():
+        p = {"accelerator": controls["accelerator"].value, "model": controls["model"].value,
+             "devices": controls["devices"].value, "global_batch": global_batch,
+             "tokens": controls["tokens"].value * GIGA}
+        df = explore.cleanest_start(p, controls["region"].value,
+                                    controls["earliest"].value.strip(),
+                                    controls["latest"].value.strip())
+        box.result = df
+        message.value = ""
+        best, worst = df.iloc[int(df["co2e_t"].argmin())], df.iloc[int(df["co2e_t"].argmax())]
+        saving = 100.0 * (1.0 - best["co2e_t"] / worst["co2e_t"]) if worst["co2e_t"] else 0.0
+        summary.value = cards([("Cleanest start", f"{best['start']} ({sig(best['co2e_t'])} t)"),
+                               ("Dirtiest start", f"{worst['start']} ({sig(worst['co2e_t'])} t)"),
+                               ("Choosing saves", f"{sig(saving)} %"),
+                               ("Undated run", f"{sig(best['annual_co2e_t'])} tCO2e")])
+        top = df.sort_values(["co2e_t", "start"]).head(5)
+        table.value = pd.DataFrame({
+            "start": top["start"], "end": top["end"],
+            "grid [gCO2e/kWh]": [sig(v) for v in top["grid_gco2e_per_kwh"]],
+            "operational [tCO2e]": [sig(v) for v in top["co2e_t"]],
+            "vs undated [%]": [sig(v) for v in top["change_pct"]]}).to_html(
+                index=False, escape=True, border=0, classes="traincost-table")
+
+    on_error = clears(box, message, [summary, table])
+    refresh = Refresher(update, on_error)
+    return refresh.start(box, controls)
