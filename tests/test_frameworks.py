@@ -147,7 +147,8 @@ def test_new_runs_carry_their_pre_fit_error():
     later = ["mlperf40-smc-gpt3-512", "mlperf40-smc-lora70b-8", "mlperf40-smc-lora70b-64",
              "mlperf40-smc-lora70b-512", "mlperf41-dell-lora70b-64",
              "mlperf50-lenovo-lora70b-b200-8", "mlperf31-gaudi2-gpt3-384",
-             "mlperf31-gaudi2-gpt3-256", "mlperf40-gaudi2-gpt3-1024"]
+             "mlperf31-gaudi2-gpt3-256", "mlperf40-gaudi2-gpt3-1024",
+             "intellect1-10b-8-h100-nocomm"]
     old = RUNS.loc[~RUNS.index.str.startswith(NEW) & ~RUNS.index.isin(later)]
     assert old["prefit_error_pct"].isna().all()
     assert RUNS.loc[later, "prefit_basis"].str.contains("before the row joined the fit").all()

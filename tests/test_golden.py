@@ -48,6 +48,10 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   slower, Gaudi's other rows faster with Megatron-DeepSpeed on Intel refitted from 1.018 to
   1.124), estimate[6] (Mixtral 8x7B on 64 Gaudi 2) 48.79 -> 44.74 s, and the validation's
   Gaudi cases with them.
+- torchtitan's 405B 1F1B row read as stated (issue 21: vpp 1 and torchtitan's default of one
+  micro-batch per pipeline stage, micro-batch 4; searched before): torchtitan on NVIDIA
+  refits 0.862 -> 0.882; no sweep row moves (the sweep runs no torchtitan row), the
+  validation's torchtitan cases and the estimates' accuracy notes do.
 """
 
 from __future__ import annotations
