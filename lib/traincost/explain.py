@@ -34,6 +34,13 @@ OBJECTIVE_WORDS = {"time": "time", "cost": "dollars", "energy": "energy", "carbo
 STEP_NOISE_S = 1e-9
 
 
+def fixed_layout(est) -> dict:
+    """The layout an estimate used, as keywords that pin it in another estimate."""
+    p = est.parallel
+    return {"tp": p.tp, "pp": p.pp, "cp": p.cp, "ep": p.ep, "vpp": p.vpp, "zero": p.zero,
+            "micro_batch": p.micro_batch, "recompute": p.recompute}
+
+
 def layout_of(row) -> dict:
     """The layout knobs of a search row, as :func:`traincost.estimate` keywords.
 
