@@ -243,3 +243,24 @@ def test_cli_start_window(capsys):
                        "start-window: give --start or --start-window, not both")):
         rc, out, err = run(base + bad, capsys)
         assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and said in err
+
+
+def test_cleanest_start_keeps_every_input_it_is_given():
+    """Each row is the estimate of the same inputs at that start: a PUE, a power cap and a
+    price (whose sweep columns are named pue, power_cap_w, price_usd_per_h) change every row
+    as they change the estimate; a given grid intensity has no months (every start the
+    undated run); several sites' regions are refused in the what-if's words."""
+    params = dict(accelerator="h100-sxm5-80gb", model="llama2-7b", devices=256,
+                  global_batch=1024, pue=1.2, power_cap=600.0, price_per_hour=2.0)
+    df = explore.cleanest_start(params, "DEU", "2025-03-01", "2025-03-05")
+    for _, row in df.iterrows():
+        one = traincost.estimate(region="DEU", start=row["start"], **params)
+        assert row["co2e_t"] == pytest.approx(one.report["co2e_t"], rel=1e-9)
+        assert row["train_time_days"] == pytest.approx(one.report["train_time_days"], rel=1e-12)
+    flat = explore.cleanest_start({**params, "grid_intensity": 300.0}, None, "2025-03-01",
+                                  "2025-03-03")
+    assert (flat["basis"] == "annual").all()
+    assert flat["co2e_t"].to_numpy() == pytest.approx(flat["annual_co2e_t"].to_numpy(), rel=1e-9)
+    with pytest.raises(ValueError, match="site-regions: the cleanest-start what-if"):
+        explore.cleanest_start({**params, "sites": 2, "site_regions": "DEU,FRA"}, None,
+                               "2025-03-01", "2025-03-03")

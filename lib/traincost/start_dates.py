@@ -13,7 +13,7 @@ import datetime
 import numpy as np
 import pandas as pd
 
-from . import catalog
+from . import options
 from .estimate import estimate
 from .explain import fixed_layout
 from .sweep import sweep
@@ -143,6 +143,9 @@ def cleanest_start(params: dict, region: str, earliest, latest) -> pd.DataFrame:
     if span + 1 > MAX_START_WINDOW_DAYS:
         raise ValueError(f"latest: a window of {span + 1:,} days is longer than the "
                          f"{MAX_START_WINDOW_DAYS:,} (ten years) walked day by day")
+    if params.get("site_regions") is not None:
+        raise ValueError("site-regions: the cleanest-start what-if dates a run on one grid "
+                         "region; over several sites' regions give a start date instead")
     if params.get("start") is not None:
         raise ValueError("start: the window chooses the start; give earliest and latest, "
                          "not a start date")
@@ -150,16 +153,20 @@ def cleanest_start(params: dict, region: str, earliest, latest) -> pd.DataFrame:
               if v is not None and k != "start"}
     undated = estimate(**common)
     starts = [(first + datetime.timedelta(days=i)).isoformat() for i in range(span + 1)]
-    rows = pd.DataFrame({**common, **fixed_layout(undated)}, index=range(len(starts)))
+    # the estimate's keywords as the sweep's columns (grid_intensity: grid_gco2e_per_kwh, ...)
+    rows = pd.DataFrame({_sweep_column(k): v for k, v in {**common, **fixed_layout(undated)}.items()},
+                        index=range(len(starts)))
     rows["start"] = starts
     out = sweep(rows)
     days_run = out["train_time_days"].to_numpy(dtype=float)
-    monthly = catalog.grid_month_factors(region) is not None
+    # the basis the estimate itself uses: the region's (or the default one's) months, none
+    # for a given intensity
+    basis = estimate(**common, **fixed_layout(undated), start=starts[0]).grid_profile()["basis"]
     df = pd.DataFrame({
         "start": starts,
         "end": [(datetime.date.fromisoformat(d) + datetime.timedelta(days=float(n))).isoformat()
                 for d, n in zip(starts, days_run)],
-        "basis": "monthly" if monthly else "annual",
+        "basis": basis,
         "train_time_days": days_run,
         "grid_gco2e_per_kwh": undated.site.grid_gco2e_per_kwh
         * out["grid_factor"].to_numpy(dtype=float),
@@ -167,3 +174,12 @@ def cleanest_start(params: dict, region: str, earliest, latest) -> pd.DataFrame:
         "annual_co2e_t": undated.report["co2e_t"]})
     df["change_pct"] = 100.0 * (df["co2e_t"] / df["annual_co2e_t"] - 1.0)
     return df
+
+
+def _sweep_column(keyword: str) -> str:
+    """The :func:`traincost.sweep` column of an estimate keyword (its declared ``column``:
+    ``grid_intensity`` is ``grid_gco2e_per_kwh``, ``power_cap`` ``power_cap_w``, ...)."""
+    try:
+        return options.option(keyword).column
+    except KeyError:                            # accelerator, devices: columns as they are
+        return keyword
