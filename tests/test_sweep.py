@@ -222,6 +222,19 @@ def test_bad_input_raises_naming_the_column(change, column, allowed):
     assert value in msg
 
 
+@pytest.mark.parametrize("keyword,column", [("grid_intensity", "grid_gco2e_per_kwh"),
+                                            ("power_cap", "power_cap_w"),
+                                            ("price_per_hour", "price_usd_per_h")])
+def test_an_estimate_keyword_of_another_column_name_is_refused(keyword, column):
+    """The sweep reads grid_gco2e_per_kwh, not grid_intensity: a column under the estimate's
+    keyword would otherwise pass through unread (a given intensity silently lost)."""
+    with pytest.raises(ValueError, match=f"{keyword.replace('_', '-')}: the sweep's column "
+                                         f"is {column}"):
+        traincost.sweep(pd.DataFrame([_row(**{keyword: 300.0})]))
+    other = pd.DataFrame([_row(**{column: 300.0, "run_name": "kept"})])  # any other: passed
+    assert traincost.sweep(other)["valid"].all()
+
+
 def test_missing_precision_raises():
     with pytest.raises(ValueError, match="precision: a100-sxm4-80gb has no fp8"):
         traincost.sweep(pd.DataFrame([_row(accelerator="a100-sxm4-80gb", precision="fp8")]))

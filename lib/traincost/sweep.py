@@ -38,6 +38,10 @@ Input columns (one row per configuration):
                           (dp / pp): a run over several sites
 ========================  ==================================================================
 
+Columns the sweep does not read pass through (a run's name, a note); one named as a
+:func:`traincost.estimate` keyword whose column is another (``grid_intensity``,
+``power_cap``, ``price_per_hour``, ...) is refused, naming the column to use.
+
 Rows are grouped by their accelerator, power cap, workload, job, stack and site: each
 distinct one is built once
 with the same constructors :func:`traincost.estimate` uses (so the same defaults and the
@@ -299,6 +303,11 @@ def sweep(table, *, chunk_size: int = DEFAULT_CHUNK_SIZE, progress=None,
     if "model" not in df and not {"layers", "hidden", "heads", "seq_len"} <= set(df):
         raise ValueError("model: column required unless layers, hidden, heads and seq_len "
                          "columns are given")
+    # an estimate keyword whose sweep column has another name would be passed through unread
+    for o in options.INPUTS:
+        if o.column != o.name and o.name in df:
+            raise ValueError(f"{o.name.replace('_', '-')}: the sweep's column is {o.column} "
+                             f"(traincost.estimate's keyword {o.name} is not read here)")
     if "site_regions" in df:
         raise ValueError("site-regions: not a sweep column (a row has one grid: region or "
                          "grid_gco2e_per_kwh; traincost.estimate takes a region per site)")
