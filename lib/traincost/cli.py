@@ -551,7 +551,7 @@ def _start_window(args, kwargs: dict) -> dict:
         if msg.startswith(("earliest:", "latest:")):
             raise ValueError(f"start-window: {msg.split(': ', 1)[1]}") from None
         raise
-    best, worst = df.iloc[int(df["co2e_t"].argmin())], df.iloc[int(df["co2e_t"].argmax())]
+    best, worst = explore.extreme_starts(df)
     return {"earliest": df["start"].iloc[0], "latest": df["start"].iloc[-1],
             "days": len(df), "basis": best["basis"],
             "cleanest_start": best["start"], "cleanest_co2e_t": float(best["co2e_t"]),

@@ -44,7 +44,7 @@ from .inputs import Workload
 from .layout import LayoutError
 # notebook 05's start-date what-ifs live in their own module; named here as before
 from .start_dates import (MAX_START_WINDOW_DAYS, MONTH_NAMES,  # noqa: F401
-                          carbon_by_start_month, cleanest_start)
+                          carbon_by_start_month, cleanest_start, extreme_starts)
 from .uncertainty import intervals
 from .units import GIB, HOURS_PER_YEAR
 from .workload import RECOMPUTE_CODES

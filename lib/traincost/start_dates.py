@@ -91,11 +91,35 @@ def carbon_by_start_month(params: dict, regions, year: int = 2025) -> pd.DataFra
 MAX_START_WINDOW_DAYS = 3653
 
 
+#: starts whose carbon differs by less than this share are equal (the same months at the
+#: same energy, summed in another order): :func:`extreme_starts` takes the earliest [-]
+EQUAL_CARBON_RTOL = 1e-9
+
+
+def extreme_starts(df: pd.DataFrame) -> tuple:
+    """(cleanest, dirtiest): the rows of :func:`cleanest_start`'s table with the least and
+    the most ``co2e_t``, each the earliest start of those within :data:`EQUAL_CARBON_RTOL`
+    of it. Starts whose run spans the same months have the same carbon up to float
+    round-off, which must not decide between them.
+
+    >>> df = pd.DataFrame({"start": ["2025-11-01", "2025-11-02", "2025-12-01"],
+    ...                    "co2e_t": [2.0 * (1 + 1e-14), 2.0, 1.0]})
+    >>> best, worst = extreme_starts(df)
+    >>> best["start"], worst["start"]
+    ('2025-12-01', '2025-11-01')
+    """
+    co2e = df["co2e_t"].to_numpy(dtype=float)
+    low, high = co2e.min(), co2e.max()
+    first = lambda mask: df.iloc[int(np.flatnonzero(mask)[0])]        # noqa: E731
+    return (first(co2e <= low + EQUAL_CARBON_RTOL * abs(low)),
+            first(co2e >= high - EQUAL_CARBON_RTOL * abs(high)))
+
+
 def cleanest_start(params: dict, region: str, earliest, latest) -> pd.DataFrame:
     """The carbon-aware what-if: the same run (same layout, energy and length) started on
     each day from ``earliest`` to ``latest`` in one grid region, and its operational carbon
-    over the months each start spans; the cleanest start is the row of least ``co2e_t``
-    (``df.iloc[df["co2e_t"].argmin()]``, the earliest of equals).
+    over the months each start spans; the cleanest start is the row of least ``co2e_t``,
+    the earliest of equals (:func:`extreme_starts`).
 
     Every start is one row of one :func:`traincost.sweep` at the layout the undated
     estimate chose, so each row is what ``estimate(..., start=day)`` gives: the energy is

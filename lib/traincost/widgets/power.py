@@ -416,7 +416,7 @@ def cleanest_start_window(model: str = "llama2-7b", accelerator: str = "h100-sxm
                                     controls["latest"].value.strip())
         box.result = df
         message.value = ""
-        best, worst = df.iloc[int(df["co2e_t"].argmin())], df.iloc[int(df["co2e_t"].argmax())]
+        best, worst = explore.extreme_starts(df)
         saving = 100.0 * (1.0 - best["co2e_t"] / worst["co2e_t"]) if worst["co2e_t"] else 0.0
         summary.value = cards([("Cleanest start", f"{best['start']} ({sig(best['co2e_t'])} t)"),
                                ("Dirtiest start", f"{worst['start']} ({sig(worst['co2e_t'])} t)"),
