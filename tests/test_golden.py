@@ -52,6 +52,12 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   micro-batch per pipeline stage, micro-batch 4; searched before): torchtitan on NVIDIA
   refits 0.862 -> 0.882; no sweep row moves (the sweep runs no torchtitan row), the
   validation's torchtitan cases and the estimates' accuracy notes do.
+- torchtitan's memory habits (issue 21: its 'op' selective policy, eager fp32 loss and
+  FSDP2's gathered units, data/frameworks.csv; seven rows that state the op policy now say
+  selective): torchtitan on NVIDIA refits 0.882 -> 0.868; no sweep row moves (no framework
+  column: the unspecified stack keeps Megatron's habits), only the validation's 24
+  torchtitan cases (memory MAPE 64.1 -> 16.0%) and the estimates' accuracy notes do. The
+  same regeneration adds the memory part ``gathered``.
 """
 
 from __future__ import annotations

@@ -221,3 +221,60 @@ def test_sweep_takes_the_optimizer_state_as_a_column():
     saved = (out["memory_gib_per_device"].iloc[0] - out["memory_gib_per_device"].iloc[1])
     fp32_state = traincost.estimate(**kw).memory_breakdown_gib()["optimizer"]
     assert saved == pytest.approx(fp32_state * 8 / 12, rel=1e-9)
+
+
+# torchtitan's memory habits (data/frameworks.csv, read in its code at 9dec370): the 'op'
+# selective policy, the eager fp32 loss, FSDP2's gathered units. Llama 3.1 8B (h 4096, 32
+# layers, 32 heads and 8 KV heads of 128, SwiGLU f 14336, vocabulary 128256) on 8 H100 in
+# FSDP, local batch 2 x 8192 tokens: torchtitan's Table 1 run (benchmarks/
+# llama3_h100_202412_torchtitan.md), measured at 82.4 GiB reserved
+TT = dict(accelerator="h100-sxm5-80gb", devices=8, model="llama3.1-8b", global_batch=16,
+          micro_batch=2, seq_len=8192, tp=1, pp=1, cp=1, zero=3, recompute="selective",
+          framework="torchtitan")
+HID, FFN, VOCAB, TOKENS = 4096, 14336, 128256, 2 * 8192
+
+
+def test_torchtitan_op_policy_activations_by_hand():
+    b = traincost.estimate(**TT).memory_breakdown_gib()
+    # per token and layer: input 2h, attention output 2h, Q 2h, V 2 x 1024, gate output
+    # 2f, down output 2h (8.5h + 2f = 63,488 B) and the kernel's fp32 log-sum-exp per head
+    layer = (8.5 * HID + 2 * FFN + 32 * 4) * TOKENS
+    loss = 12 * TOKENS * VOCAB          # eager F.cross_entropy on an fp32 copy
+    assert b["activations"] * 2**30 == pytest.approx(32 * layer + loss, rel=1e-12)
+    # FSDP's gathered units: the output layer (128256 x 4096, larger than a layer) gathered
+    # with the prefetched unit (2 x 2 B) and its 16-bit gradient (2 B)
+    assert b["gathered"] * 2**30 == pytest.approx(VOCAB * HID * 6, rel=1e-12)
+    # within 15% of the measured reserved peak, below it (the allocator's fragmentation
+    # comes on top of what is allocated: GMLake, arXiv:2401.08156)
+    total = sum(b.values())
+    assert 0.85 * 82.4 < total < 82.4
+
+
+def test_torchtitan_op_policy_recomputes_k_o_and_up():
+    # hardware - model FLOP per token = the recomputed matmuls' forward, 2 x 32 layers x
+    # (K: h x 1024 + O: h x h + up: h x f)
+    d = traincost.estimate(**TT).to_dict()
+    extra = d["hardware_flop_per_token"] - d["model_flop_per_token"]
+    assert extra == pytest.approx(2 * 32 * (HID * 1024 + HID * HID + HID * FFN), rel=1e-12)
+    # Megatron's selective recomputes only the attention core, which a fused kernel never
+    # stored: nothing under flash, and it keeps more activations than the op policy
+    meg = traincost.estimate(**{**TT, "framework": "megatron", "attention_kernel": "flash"})
+    md = meg.to_dict()
+    assert md["hardware_flop_per_token"] - md["model_flop_per_token"] == pytest.approx(
+        2 * 32 * 2 * 8192 * 32 * 128, rel=1e-12)      # the core: 2 x L x s x a x (d + d)
+    assert meg.memory_breakdown_gib()["activations"] > \
+        traincost.estimate(**TT).memory_breakdown_gib()["activations"]
+    assert meg.memory_breakdown_gib()["gathered"] == 0.0        # not modelled for Megatron
+
+
+def test_torchtitan_keeps_a_pipeline_stage_gathered():
+    # under a pipeline FSDP2 reshards nothing: the stage's 16-bit weights stay whole and its
+    # gradients accumulate unsharded in fp32 (FSDP2's reduce dtype in torchtitan:
+    # FSDPParam.to_accumulated_grad_if_needed), 2 + 4 B a parameter of the stage's shard
+    # (the sharded weights are 2 B / dp of them)
+    kw = dict(TT, devices=16, global_batch=32, pp=2, recompute="full")
+    b = traincost.estimate(**kw).memory_breakdown_gib()
+    assert b["gathered"] == pytest.approx(b["weights"] * 8 * 3, rel=1e-12)   # dp 8, 2+4 B
+    one = traincost.estimate(**{**kw, "pp": 1, "devices": 8, "global_batch": 16})
+    assert one.memory_breakdown_gib()["gathered"] * 2**30 == pytest.approx(
+        VOCAB * HID * 6, rel=1e-12)

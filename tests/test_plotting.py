@@ -169,9 +169,9 @@ from traincost import explore  # noqa: E402
 from traincost.model import MEMORY_PARTS, STEP_PARTS  # noqa: E402
 
 MEM_ROWS = {"small": {"weights": 10.0, "gradients": 10.0, "optimizer": 30.0,
-                      "activations": 5.0, "reserved": 2.0},
+                      "activations": 5.0, "gathered": 0.5, "reserved": 2.0},
             "big": {"weights": 40.0, "gradients": 40.0, "optimizer": 60.0,
-                    "activations": 20.0, "reserved": 2.0}}
+                    "activations": 20.0, "gathered": 3.0, "reserved": 2.0}}
 
 
 def segments(ax):

@@ -72,6 +72,13 @@ class Assumptions:
         "NCCL environment docs (NCCL_BUFFSIZE per channel and peer)", "estimate",
         "CUDA context (~0.5 GiB), NCCL buffers and allocator fragmentation that the "
         "analytical memory terms do not see.")
+    loss_bytes_per_logit: float = _a(
+        4.0, "bytes", "Megatron-Core tensor_parallel/cross_entropy.py "
+        "(_VocabParallelCrossEntropy: exp and softmax gradient written in place on the fp32 "
+        "logits)", "spec",
+        "What the loss holds per logit at its peak in 16-bit training when the framework "
+        "does not say (data/frameworks.csv loss_bytes_per_logit): one fp32 copy of the "
+        "logits, which Megatron's vocabulary-parallel cross-entropy works on in place.")
     output_imbalance_caveat_fraction: float = _a(
         0.03, "fraction", "traincost calibration: leave-one-out MAPE about 4% "
         "(calibration.METRICS['loo_mape_pct'])",

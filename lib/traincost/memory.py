@@ -19,6 +19,11 @@ from .units import BYTES_PER_ELEMENT, E5M6_BYTES
 from .workload import RECOMPUTE_CODES
 
 
+#: what selective recompute keeps, by framework (``data/frameworks.csv``
+#: ``selective_recompute``): Megatron's attention-core policy (blank) or torchtitan's per-op
+#: policy, the output of every other matmul (:func:`activation_bytes_per_layer`)
+SELECTIVE_POLICIES = {"attention-core": 0, "odd-matmuls": 1}
+
 #: f-wide tensors a gated (SwiGLU) MLP stores per token over a GeLU MLP's: three (gate and
 #: up outputs, SwiGLU output) against two (GeLU input and output); callers pass
 #: ``ffn_eff`` = this x f for gated MLPs (Korthikanti et al. [2] count 4f for GeLU)
@@ -66,7 +71,7 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
                                ffn_eff, tp, recompute_code, sequence_parallel=True,
                                bytes_per_element=2.0, flash=False, parallel_block=False,
                                flash_stats_bytes=4.0, expert_inputs=0.0, fp8_cache=False,
-                               gated=True, mla_cache=np.nan):
+                               gated=True, mla_cache=np.nan, selective_policy=0):
     """Activations one layer stores for one micro-batch, and the full set it needs.
 
     Parameters
@@ -111,6 +116,14 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
         Under ``fp8_cache`` with multi-head latent attention: bytes per token the layer
         keeps in place of Q, K and V, whose up-projections it recomputes (the FP8 latents
         the up-projections read and the 16-bit rotary key). NaN: Q, K and V are kept. [bytes]
+    selective_policy : int or array
+        What selective recompute keeps, as the framework's policy sets it
+        (:data:`SELECTIVE_POLICIES`). 0 (default): Megatron's, every tensor but the
+        attention core's scores (Korthikanti et al. [2] Sec. 5). 1: torchtitan's per-operator
+        ('op') policy, which saves the output of the attention kernel and of every other
+        matmul in forward order (Q, K, V, O, then gate, up, down: it keeps Q, V, the gate
+        and the down projection of a gated MLP, or Q, V and the up projection of a GeLU
+        one) and recomputes everything else from the layer input. [-]
 
     Returns
     -------
@@ -132,8 +145,26 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
     10*s*b*h outside the tensor-parallel regions is not. Selective recompute drops the
     5*a*s^2*b term (a fused kernel never stores it: FlashAttention-2, Dao 2023,
     arXiv:2307.08691, keeps O and the log-sum-exp); full recompute keeps only the layer
-    input, 2*s*b*h (/t with SP).
+    input, 2*s*b*h (/t with SP). torchtitan's 'op' policy (``selective_policy`` 1) keeps
+    2h (input) + 2ad (attention output) + 2ad (Q) + 2 a_kv d (V) + 2f (gate or GeLU up
+    output) + 2h (a gated MLP's down output) + 2h per routed copy, and the fused kernel's
+    statistics; without SP the input and the down output are not sharded.
     The factor 2 in these counts is bytes_per_element.
+
+    Examples
+    --------
+    Llama 3 8B's layer (h 4096, 32 heads of 128, 8 KV heads, SwiGLU f 14336: stored width
+    1.5 f) at 8192 tokens, t = 1, flash: Megatron's selective keeps 2h + Q, K, V (2h + h)
+    + 2h + h (attention) + 3h + 6f (MLP) + 4h (norms) = 15h + 6f = 147,456 bytes a token;
+    torchtitan's op policy 2h + 2h + 2h + 0.5h + 2f + 2h = 8.5h + 2f = 63,488 and 32 x 4
+    bytes of statistics:
+
+    >>> kw = dict(hidden=4096, heads=32, kv_heads=8, head_dim=128, ffn_eff=21504, tp=1,
+    ...           recompute_code=1, flash=True)
+    >>> meg, _ = activation_bytes_per_layer(8192, 1, **kw)
+    >>> op, _ = activation_bytes_per_layer(8192, 1, selective_policy=1, **kw)
+    >>> float(meg) / 8192, float(op) / 8192 - 32 * 4      # Megatron's keeps no statistics
+    (147456.0, 63488.0)
     """
     sb = seq_len * micro_batch
     e = bytes_per_element / 2.0                                       # counts are for 2 bytes
@@ -162,8 +193,19 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
                        outside_tp + (linear - outside_tp) / tp)
     full = sharded + scores / tp
     layer_input = 2 * sb * hidden * e / np.where(sequence_parallel, tp, 1)
+    selective = sharded
+    if any_true(selective_policy == SELECTIVE_POLICIES["odd-matmuls"]):
+        f = ffn_eff / np.where(gated, GATED_MLP_STORE_FACTOR, 1.0)
+        down = np.where(gated, 2 * hidden, 0.0)                       # the 7th matmul
+        kept = 2 * hidden + 2 * heads * head_dim + 2 * heads * head_dim \
+            + 2 * kv_heads * head_dim + 2 * f + down + 2 * hidden * expert_inputs
+        kept_outside = 2 * hidden + down                              # input, row-parallel
+        op = sb * e * np.where(sequence_parallel, kept / tp,
+                               kept_outside + (kept - kept_outside) / tp)
+        op = op + np.where(flash, flash_stats_bytes * heads * sb / tp, 0.0)
+        selective = np.where(selective_policy == SELECTIVE_POLICIES["odd-matmuls"], op, sharded)
     stored = np.where(recompute_code == RECOMPUTE_CODES["full"], layer_input,
-                      np.where(recompute_code == RECOMPUTE_CODES["selective"], sharded, full))
+                      np.where(recompute_code == RECOMPUTE_CODES["selective"], selective, full))
     return stored, full
 
 
@@ -287,15 +329,64 @@ def mla_fp8_cache_bytes(kv_lora_rank, qk_rope_head_dim, q_lora_rank, heads, qk_d
         q_lora_rank > 0, q_lora_rank * fp8, heads * qk_dim * bytes_per_element)
 
 
-def logits_bytes(seq_len, micro_batch, vocab, tp, bytes_per_element=2.0):
-    """The output layer's logits of one micro-batch in fp32, one tensor-parallel shard. [bytes]
+def logits_bytes(seq_len, micro_batch, vocab, tp, bytes_per_element=2.0, bytes_per_logit=4.0):
+    """What the loss holds at its peak for one micro-batch, one tensor-parallel shard. [bytes]
 
-    ``2 e s b V / t`` (e = 2 bytes for 16-bit activations: 4-byte fp32 logits).
+    ``B_l (e / 2) s b V / t``: B_l bytes per logit of 16-bit training (e = 2; fp32 training
+    doubles it). B_l = 4 is one fp32 copy of the logits, as Megatron's vocabulary-parallel
+    cross-entropy keeps it (its exponentials and gradient written in place); an eager
+    ``F.cross_entropy`` on an fp32 copy holds more at the start of its backward (the saved
+    log-softmax, the gradient arriving and the one it makes: 12 bytes). The framework
+    sets B_l (``data/frameworks.csv``, ``loss_bytes_per_logit``).
 
     >>> float(logits_bytes(2048, 1, 51200, 8)) / 2**20      # 2048 x 6400 fp32 values
     50.0
+    >>> float(logits_bytes(2048, 1, 51200, 8, bytes_per_logit=12.0)) / 2**20
+    150.0
     """
-    return 2 * bytes_per_element * seq_len * micro_batch * vocab / tp
+    return bytes_per_logit * bytes_per_element / 2 * seq_len * micro_batch * vocab / tp
+
+
+def zero3_gathered_bytes(layer_params, output_params, pp, tp, zero, dp, weight_bytes,
+                         grad_bytes, units=2):
+    """Unsharded weights and gradients ZeRO-3 (FSDP) holds beside its shards. [bytes]
+
+    Parameters
+    ----------
+    layer_params : float or array
+        Dense parameters of one transformer layer. [params]
+    output_params : float or array
+        The output layer's (a unit of its own where there is no pipeline). [params]
+    pp, tp, zero, dp : int or array
+        Pipeline stages, tensor-parallel size, ZeRO stage, ranks it shards over. [-]
+    weight_bytes, grad_bytes : float
+        Bytes per parameter of the gathered weights and of the unsharded gradient. [bytes]
+    units : float or array
+        Units whose weights are gathered at once, as the framework wraps and prefetches
+        them (``data/frameworks.csv`` ``zero3_gathered_units``: FSDP's per-block units, the
+        one running and the one prefetched, 2); 0: not modelled. [-]
+
+    Returns
+    -------
+    ``u (n w + g)`` with u = max(layer, [p = 1] output) / t the largest unit's parameters
+    on the device: the weights of n units and the gradient of one before its
+    reduce-scatter; 0 below stage 3, on one rank or with n = 0. [bytes]
+
+    Examples
+    --------
+    Llama 3 8B's output layer (128256 x 4096 = 525.3e6 parameters, larger than a layer's
+    218.1e6) without a pipeline: 525.3e6 x (2 x 2 + 2) bytes:
+
+    >>> round(float(zero3_gathered_bytes(218.1e6, 128256 * 4096, 1, 1, 3, 8, 2, 2)) / 1e9, 3)
+    3.152
+    >>> float(zero3_gathered_bytes(218.1e6, 525.3e6, 1, 1, 1, 8, 2, 2))   # ZeRO-1: none
+    0.0
+    >>> float(zero3_gathered_bytes(218.1e6, 525.3e6, 1, 1, 3, 8, 2, 2, units=0))
+    0.0
+    """
+    unit = np.maximum(layer_params, np.where(pp == 1, output_params, 0.0)) / tp
+    return np.where((np.asarray(zero) >= 3) & (dp > 1) & (np.asarray(units) > 0),
+                    unit * (units * weight_bytes + grad_bytes), 0.0)
 
 
 def stage_activation_bytes(stored, full, pp, vpp, num_microbatches, layers_per_stage,

@@ -18,8 +18,8 @@ import numpy as np
 from . import comm, footprint, memory, performance, power, workload
 from .arrays import any_true
 from .assumptions import DEFAULT, Assumptions
-from .units import (GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH, SECONDS_PER_DAY,
-                    SECONDS_PER_MONTH, SECONDS_PER_YEAR, TERA)
+from .units import (BYTES_PER_ELEMENT, GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH,
+                    SECONDS_PER_DAY, SECONDS_PER_MONTH, SECONDS_PER_YEAR, TERA)
 
 INPUT_COLUMNS = (
     # accelerator (at the chosen precision)
@@ -49,6 +49,10 @@ INPUT_COLUMNS = (
     "flash_attention", "parallel_block", "tp_overlap", "pp_overlap", "dp_overlap",
     "ep_overlap", "balanced_pipeline", "fp8_activations", "optimizer_bf16", "sync_every",
     "frozen_weights",
+    # the framework's memory habits (assemble.framework_memory): what selective recompute
+    # keeps, the loss's bytes per logit, the units ZeRO-3 holds gathered, and whether it
+    # keeps a pipeline stage gathered
+    "selective_policy", "loss_bytes_per_logit", "zero3_gathered_units", "pp_keeps_gathered",
     # layout (cross_site: :data:`traincost.comm.CROSS_SITE_CODES`)
     "devices", "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute", "cross_site",
     # site
@@ -99,7 +103,7 @@ OUTPUTS = (
 STEP_PARTS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "stragglers", "bubble",
               "dp_comm", "cross_site_comm", "optimizer")
 #: memory parts, in the order they are reported
-MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "reserved")
+MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "gathered", "reserved")
 
 
 def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
@@ -229,13 +233,18 @@ def workload_stage(c: dict) -> SimpleNamespace:
     attn_core = workload.attention_core_flop_per_token(
         c["layers"], c["seq_len"], c["heads"], c["head_dim"], mla=mla,
         qk_rope_head_dim=c["qk_rope_head_dim"], v_head_dim=c["v_head_dim"])
+    # a per-operator selective policy recomputes a share of the matmuls, not the core
+    rho = np.where(c["selective_policy"] == memory.SELECTIVE_POLICIES["odd-matmuls"],
+                   workload.odd_matmul_recompute_share(c["hidden"], c["heads"], c["kv_heads"],
+                                                       c["head_dim"], c["ffn_hidden"],
+                                                       c["gated_mlp"]), np.nan)
     model_fpt, hw_fpt = workload.flop_per_token(params["layer_matmul_active"], c["vocab"],
                                                 c["hidden"], attn_core, c["recompute"],
-                                                c["frozen_weights"])
+                                                c["frozen_weights"], rho)
     qk_dim, v_dim = workload.attention_head_dims(c["head_dim"], mla, c["qk_rope_head_dim"],
                                                  c["v_head_dim"])
     return SimpleNamespace(params=params, model_fpt=model_fpt, hw_fpt=hw_fpt, qk_dim=qk_dim,
-                           v_dim=v_dim)
+                           v_dim=v_dim, recompute_share=rho)
 
 
 def memory_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace):
@@ -270,7 +279,18 @@ def memory_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace
     else:
         expert = 0.0                                 # dense: no expert weights
     stored, full, produced = _layer_activations(c, a, g, w)
-    logits = memory.logits_bytes(g.s_local, c["micro_batch"], c["vocab"], t, g.act_e)
+    logits = memory.logits_bytes(g.s_local, c["micro_batch"], c["vocab"], t, g.act_e,
+                                 c["loss_bytes_per_logit"])
+    # ZeRO-3's unsharded working set: a unit or two, or (a framework that keeps them under a
+    # pipeline) the whole stage's 16-bit weights and its gradients, which FSDP2 accumulates
+    # across micro-batches in its reduce dtype, fp32 in torchtitan
+    # (FSDPParam.to_accumulated_grad_if_needed)
+    gathered = np.where(
+        c["pp_keeps_gathered"] & (c["pp"] > 1) & (c["zero"] >= 3) & (g.dp_cp > 1),
+        dense * (a.weight_bytes_per_param + BYTES_PER_ELEMENT["fp32"] * trained),
+        memory.zero3_gathered_bytes((params["layers"] - expert_params) / L, params["output"],
+                                    c["pp"], t, c["zero"], g.dp_cp, a.weight_bytes_per_param,
+                                    grad_bytes, c["zero3_gathered_units"]))
     activations = memory.stage_activation_bytes(
         stored, full, c["pp"], c["vpp"], g.m, g.layers_per_stage, g.first_stage_layers,
         g.balanced, g.full_rc, logits, c["mtp_depth"] if g.mtp else 0)
@@ -279,6 +299,7 @@ def memory_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace
         "gradients": states["gradients"],
         "optimizer": states["optimizer"],
         "activations": activations,
+        "gathered": gathered * np.ones_like(np.asarray(activations, dtype=float)),
         "reserved": np.full_like(np.asarray(activations, dtype=float),
                                  a.framework_reserved_bytes),
     }
@@ -307,7 +328,8 @@ def _layer_activations(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNam
             (w.qk_dim + w.v_dim) / 2, ffn_eff, c["tp"], c["recompute"], a.sequence_parallel,
             g.act_e, c["flash_attention"], c["parallel_block"], a.flash_stats_bytes_per_head,
             moe_share * c["top_k"])
-    stored, full = memory.activation_bytes_per_layer(*args, fp8_act, c["gated_mlp"], mla_cache)
+    stored, full = memory.activation_bytes_per_layer(*args, fp8_act, c["gated_mlp"], mla_cache,
+                                                     c["selective_policy"])
     produced = full if not any_fp8_act else memory.activation_bytes_per_layer(*args)[1]
     return stored, full, produced
 
@@ -359,8 +381,10 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
         core, flash, flop_rate, attn_rate, a.flash_causal_work_fraction,
         a.flash_backward_forward_ratio)
     fwd_layer = layer_mm + core_fwd + elem
+    # Megatron's selective recomputes the core's scores, which a fused kernel never kept; a
+    # per-operator policy (w.recompute_share) recomputes matmuls whatever the kernel
     selective = (c["recompute"] == workload.RECOMPUTE_CODES["selective"]) \
-        & np.logical_not(flash)
+        & (np.logical_not(flash) | np.isfinite(w.recompute_share))
     up_recompute = 0.0       # the MLA up-projections the FP8 recipe recomputes (not under full)
     fp8_act = c["fp8_activations"] & c["fp8"]
     if any_true(fp8_act):
@@ -368,7 +392,8 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
             tokens_mb, c["kv_lora_rank"], c["q_lora_rank"], heads, d, w.v_dim, w.qk_dim, t,
             flop_rate, bw, e)
         up_recompute = np.where(fp8_act & mla & np.logical_not(g.full_rc), up_proj, 0.0)
-    recompute_layer = performance.recompute_time(fwd_layer, core, g.full_rc, selective) \
+    recompute_layer = performance.recompute_time(fwd_layer, core, g.full_rc, selective,
+                                                 layer_mm, elem, w.recompute_share) \
         + up_recompute
     # frozen weights (LoRA): the matmuls' backward computes no weight gradients
     frozen = c["frozen_weights"]
@@ -383,7 +408,8 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
                      else dense_mm) + core_fwd + elem
         block_work = performance.training_work(
             block_fwd, core_bwd_extra,
-            performance.recompute_time(block_fwd, core, g.full_rc, selective) + up_recompute)
+            performance.recompute_time(block_fwd, core, g.full_rc, selective, block_fwd - core_fwd
+                                       - elem, elem, w.recompute_share) + up_recompute)
         proj_fwd = performance.gemm_time(tokens_mb, 2 * h, h / t, flop_rate, bw, e)
         output_work = output_work + c["mtp_depth"] * (block_work + 3 * (proj_fwd + logits_fwd))
     # a stack that runs the expert all-to-all beside the compute gives it a share of the SMs

@@ -343,16 +343,25 @@ def mla_up_projection_time(tokens, kv_lora_rank, q_lora_rank, heads, head_dim, v
     return kv_up + np.where(q_lora_rank > 0, q_up, 0.0)
 
 
-def recompute_time(forward_s, core_s, full, selective):
+def recompute_time(forward_s, core_s, full, selective, matmul_s=0.0, elementwise_s=0.0,
+                   recompute_matmul_share=np.nan):
     """What activation recomputation adds to a layer's backward. [s]
 
     Full recomputation reruns the whole forward; selective only the attention core's
     scores (Korthikanti et al. Sec. 5), where the core is not fused; otherwise nothing.
+    A per-operator selective policy that recomputes a share rho of the matmuls
+    (``recompute_matmul_share``, :func:`traincost.workload.odd_matmul_recompute_share`;
+    NaN: Megatron's) reruns them and every element-wise op, ``rho * matmul_s +
+    elementwise_s``, whatever the attention kernel.
 
     >>> [float(recompute_time(3.0, 1.0, f, s)) for f, s in ((True, False), (False, True), (False, False))]
     [3.0, 1.0, 0.0]
+    >>> float(recompute_time(3.0, 0.0, False, True, 2.0, 0.25, 0.5))     # 0.5 x 2 + 0.25
+    1.25
     """
-    return np.where(full, forward_s, np.where(selective, core_s, 0.0))
+    op = np.nan_to_num(recompute_matmul_share) * matmul_s + elementwise_s
+    return np.where(full, forward_s, np.where(
+        selective, np.where(np.isnan(recompute_matmul_share), core_s, op), 0.0))
 
 
 def training_work(forward_s, backward_extra_s, recompute_s, frozen_matmul_s=0.0):

@@ -173,11 +173,11 @@ def compare_bars(df: pd.DataFrame, metrics: Sequence[str] = DEFAULT_METRICS, ax=
 #: colour of each memory part (same in every chart of the suite)
 MEMORY_COLOURS = {"weights": OKABE_ITO[0], "gradients": OKABE_ITO[1],
                   "optimizer": OKABE_ITO[2], "activations": OKABE_ITO[3],
-                  "reserved": OKABE_ITO[7]}
+                  "gathered": OKABE_ITO[5], "reserved": OKABE_ITO[7]}
 
 MEMORY_LABELS = {"weights": "weights", "gradients": "gradients",
                  "optimizer": "optimizer states", "activations": "activations",
-                 "reserved": "reserved (framework)"}
+                 "gathered": "gathered (ZeRO-3)", "reserved": "reserved (framework)"}
 
 #: colour of each step-time part; compute is blue, the waiting parts are the others
 STEP_COLOURS = {"compute": OKABE_ITO[0], "tp_comm": OKABE_ITO[1], "cp_comm": OKABE_ITO[4],
