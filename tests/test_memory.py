@@ -278,3 +278,42 @@ def test_torchtitan_keeps_a_pipeline_stage_gathered():
     one = traincost.estimate(**{**kw, "pp": 1, "devices": 8, "global_batch": 16})
     assert one.memory_breakdown_gib()["gathered"] * 2**30 == pytest.approx(
         VOCAB * HID * 6, rel=1e-12)
+
+
+def test_a_fused_loss_holds_the_16_bit_logits_and_their_gradient():
+    # --fused-loss: 2 + 2 bytes a logit (assumptions.fused_loss_bytes_per_logit) instead of
+    # torchtitan's eager 12, 8 bytes x 16,384 tokens x 128,256 logits less; nothing else moves
+    eager = traincost.estimate(**TT).memory_breakdown_gib()
+    fused = traincost.estimate(**TT, fused_loss=True)
+    b = fused.memory_breakdown_gib()
+    assert (eager["activations"] - b["activations"]) * 2**30 == pytest.approx(
+        8 * TOKENS * VOCAB, rel=1e-12)
+    assert {k: v for k, v in b.items() if k != "activations"} == \
+        {k: v for k, v in eager.items() if k != "activations"}
+    assert fused.to_dict()["stack"]["fused_loss"] is True
+    # Megatron's loss already works in place on one fp32 copy (4 B): fusing it moves nothing
+    meg = dict(TT, framework="megatron")
+    assert traincost.estimate(**meg, fused_loss=True).memory_breakdown_gib() == \
+        traincost.estimate(**meg).memory_breakdown_gib()
+
+
+def test_the_sweep_and_the_cli_take_the_fused_loss(capsys):
+    import json
+    import pandas as pd
+    from traincost import cli
+    row = {k: v for k, v in TT.items()}
+    out = traincost.sweep(pd.DataFrame([{**row, "fused_loss": f} for f in (False, True)]))
+    for i, f in enumerate((False, True)):
+        assert out["memory_gib_per_device"].iloc[i] == pytest.approx(
+            traincost.estimate(**TT, fused_loss=f).report["memory_gib_per_device"], rel=1e-12)
+    args = ["estimate", "--accelerator", "h100-sxm5-80gb", "--devices", "8", "--model",
+            "llama3.1-8b", "--global-batch", "16", "--micro-batch", "2", "--tp", "1", "--pp",
+            "1", "--zero", "3", "--recompute", "selective", "--framework", "torchtitan",
+            "--fused-loss", "--json"]
+    assert cli.main(args) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["stack"]["fused_loss"] is True
+    assert d["memory_gib_per_device"] == pytest.approx(
+        traincost.estimate(**TT, fused_loss=True).report["memory_gib_per_device"], rel=1e-9)
+    assert cli.main(args[:-1]) == 0
+    assert ", fused loss" in capsys.readouterr().out

@@ -157,7 +157,7 @@ def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
         "attention_flop_per_s": acc.attention_flop_per_s(stack.attention_kernel),
         "attention_kv_tokens": acc.attention_kv_tokens,
         "framework_matmul_factor": catalog.framework_factor(stack.framework, acc)[0],
-        **framework_memory(stack.framework, assumptions),
+        **stack_memory(stack, assumptions),
         "hbm_bytes": acc.hbm_bytes, "hbm_bytes_per_s": acc.hbm_bytes_per_s,
         "tdp_w": acc.tdp_w, "idle_w": acc.idle_w,
         "scaleup_domain_devices": sys_.domain_devices,
@@ -294,20 +294,28 @@ def build_job(model=None, *, seq_len=None, global_batch=None, tokens=None,
                        tokens=given["tokens"], start=given["start"])
 
 
-def framework_memory(framework_id: str, assumptions: Assumptions = DEFAULT) -> dict:
-    """The memory columns a framework sets (``data/frameworks.csv``): its selective
+def stack_memory(stack: Stack, assumptions: Assumptions = DEFAULT) -> dict:
+    """The memory columns a stack's framework sets (``data/frameworks.csv``): its selective
     recompute policy (:data:`traincost.memory.SELECTIVE_POLICIES`; blank: Megatron's),
-    the bytes per logit its loss holds (blank: ``assumptions.loss_bytes_per_logit``), the
-    units ZeRO-3 holds gathered (blank: 0, not modelled) and whether it keeps a pipeline
-    stage's weights gathered between micro-batches.
+    the bytes per logit its loss holds (blank: ``assumptions.loss_bytes_per_logit``;
+    ``fused_loss``: ``assumptions.fused_loss_bytes_per_logit``), the units ZeRO-3 holds
+    gathered (blank: 0, not modelled) and whether it keeps a pipeline stage's weights
+    gathered between micro-batches.
 
-    >>> framework_memory("torchtitan")["selective_policy"], framework_memory("megatron")
-    (1, {'selective_policy': 0, 'loss_bytes_per_logit': 4.0, 'zero3_gathered_units': 0.0, \
-'pp_keeps_gathered': False})
+    >>> tt = stack_memory(Stack(framework="torchtitan"))
+    >>> tt["selective_policy"], tt["loss_bytes_per_logit"]
+    (1, 12.0)
+    >>> stack_memory(Stack(framework="torchtitan", fused_loss=True))["loss_bytes_per_logit"]
+    4.0
+    >>> stack_memory(Stack(framework="megatron"))
+    {'selective_policy': 0, 'loss_bytes_per_logit': 4.0, 'zero3_gathered_units': 0.0, \
+'pp_keeps_gathered': False}
     """
-    row = catalog.framework(framework_id)
+    row = catalog.framework(stack.framework)
     policy = row["selective_recompute"]
     loss, units = row["loss_bytes_per_logit"], row["zero3_gathered_units"]
+    if stack.fused_loss:
+        loss = assumptions.fused_loss_bytes_per_logit
     return {"selective_policy": memory.SELECTIVE_POLICIES[policy if isinstance(policy, str)
                                                            and policy else "attention-core"],
             "loss_bytes_per_logit": float(assumptions.loss_bytes_per_logit

@@ -79,6 +79,13 @@ class Assumptions:
         "What the loss holds per logit at its peak in 16-bit training when the framework "
         "does not say (data/frameworks.csv loss_bytes_per_logit): one fp32 copy of the "
         "logits, which Megatron's vocabulary-parallel cross-entropy works on in place.")
+    fused_loss_bytes_per_logit: float = _a(
+        4.0, "bytes", "derived: a fused softmax cross-entropy keeps the 16-bit logits for its "
+        "backward and writes their 16-bit gradient in one kernel (torch.compile of the loss in "
+        "torchtitan bbb1b616e, 2025-04: 'reduction of memory'); cf. the eager loss's 12",
+        "estimate",
+        "What a fused or compiled loss holds per logit at its peak (--fused-loss): the bf16 "
+        "logits and their bf16 gradient, 2 + 2 bytes; per-row statistics are negligible.")
     output_imbalance_caveat_fraction: float = _a(
         0.03, "fraction", "traincost calibration: leave-one-out MAPE about 4% "
         "(calibration.METRICS['loo_mape_pct'])",

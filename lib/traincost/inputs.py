@@ -505,6 +505,13 @@ class Stack:
         two), and there are no weight gradients to exchange and no optimizer state or step
         for them. The adapters' own work and state (under 0.1% of a 70B model's at rank
         16) are left out. [-]
+    fused_loss : bool
+        The loss runs as fused (or compiled) kernels over the 16-bit logits, keeping them and
+        writing their gradient in 16 bits, 4 bytes a logit at its peak
+        (``assumptions.fused_loss_bytes_per_logit``), instead of what the framework's loss
+        holds (``data/frameworks.csv`` ``loss_bytes_per_logit``: torchtitan's eager
+        cross-entropy on an fp32 copy, 12): torch.compile of the loss (torchtitan from April
+        2025 with ``training.compile``), Megatron-Core's ``cross_entropy_loss_fusion``. [-]
     sync_every : int
         Relaxed synchrony across sites: the sites' replicas exchange their weight updates
         once every ``sync_every`` optimizer steps (DiLoCo, Douillard et al. 2023,
@@ -522,6 +529,7 @@ class Stack:
     framework: str = "unspecified"
     lora: bool = False
     sync_every: int = 1
+    fused_loss: bool = False
 
     def __post_init__(self):
         if self.attention_kernel not in ATTENTION_KERNELS:

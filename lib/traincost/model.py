@@ -49,7 +49,7 @@ INPUT_COLUMNS = (
     "flash_attention", "parallel_block", "tp_overlap", "pp_overlap", "dp_overlap",
     "ep_overlap", "balanced_pipeline", "fp8_activations", "optimizer_bf16", "sync_every",
     "frozen_weights",
-    # the framework's memory habits (assemble.framework_memory): what selective recompute
+    # the framework's memory habits (assemble.stack_memory): what selective recompute
     # keeps, the loss's bytes per logit, the units ZeRO-3 holds gathered, and whether it
     # keeps a pipeline stage gathered
     "selective_policy", "loss_bytes_per_logit", "zero3_gathered_units", "pp_keeps_gathered",

@@ -195,6 +195,11 @@ INPUTS = (
        "LoRA fine-tuning: the base weights frozen (no weight gradients, gradient exchange "
        "or optimizer state for them), only low-rank adapters train (their own small work "
        "left out)"),
+    _o("fused_loss", "stack", "Stack", "bool", "-",
+       "the loss as fused or compiled kernels over the 16-bit logits (torch.compile of the "
+       "loss, Megatron-Core's cross-entropy fusion): "
+       f"{DEFAULT.fused_loss_bytes_per_logit:g} B a logit at its peak instead of the "
+       "framework's (torchtitan's eager fp32 loss: 12)"),
     _o("framework", "stack", "Stack", "choice", "-",
        "training framework (see `traincost catalog frameworks`): its efficiency factor, "
        "fitted on its published runs, and the defaults it implies (attention kernel, "
