@@ -229,3 +229,23 @@ def test_the_reference_framework_on_another_family_is_its_own_stack():
     lumi = RUNS[RUNS.index.str.startswith("lumi-mi250x-176b-")]
     assert len(lumi) == 5 and (lumi["framework"] == "megatron").all()
     assert set(lumi["prefit_error_pct"].round(1)) == {-24.3, -24.8, -25.4, -25.2, -30.3}
+
+
+@pytest.mark.parametrize("vanilla,async_tp,measured", [
+    # torchtitan's async-TP page (benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md):
+    # tokens/s per GPU 4,378 -> 4,809.4 (8B, TP 8) and 597.3 -> 652.4 (70B, TP 8); its
+    # 2024-12 Table 4: 829 -> 876 (70B Float8)
+    ("tt-h100-llama3.1-8b-64-2d-bf16-tp", "tt-h100-llama3.1-8b-64-2d-bf16-asynctp", 4809.4 / 4378),
+    ("tt-h100-llama3.1-70b-256-2d-bf16-tp", "tt-h100-llama3.1-70b-256-2d-bf16-asynctp",
+     652.4 / 597.3),
+    ("tt-h100-llama3.1-70b-256-2d-fp8", "tt-h100-llama3.1-70b-256-2d-fp8-asynctp", 876 / 829),
+])
+def test_async_tp_gains_what_was_measured(vanilla, async_tp, measured):
+    # torchtitan's async TP hides a fitted share (0.44) of the tensor-parallel traffic, not
+    # the whole MLP window: the model's gain from it lies within 4 points of each measured
+    # gain (5.7-9.9%), where hiding everything gave 19-26%
+    from traincost.validate import explain_case
+    gain = (explain_case(async_tp)["estimate"].report["tokens_per_s"]
+            / explain_case(vanilla)["estimate"].report["tokens_per_s"])
+    assert gain == pytest.approx(measured, abs=0.04)
+    assert catalog.framework("torchtitan")["tp_overlap_hidden_share"] == 0.44

@@ -57,7 +57,11 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   selective): torchtitan on NVIDIA refits 0.882 -> 0.868; no sweep row moves (no framework
   column: the unspecified stack keeps Megatron's habits), only the validation's 24
   torchtitan cases (memory MAPE 64.1 -> 16.0%) and the estimates' accuracy notes do. The
-  same regeneration adds the memory part ``gathered``.
+  same regeneration adds the memory part ``gathered``. --fused-loss (the stack key) moves the
+  two Trainy H200 memory cases only.
+- torchtitan's async TP hides a fitted share (0.44) of the tensor-parallel traffic, not the
+  whole window: torchtitan on NVIDIA refits 0.868 -> 0.907; again no sweep row moves, only
+  the torchtitan validation cases and the estimates' accuracy notes.
 """
 
 from __future__ import annotations

@@ -309,7 +309,7 @@ def stack_memory(stack: Stack, assumptions: Assumptions = DEFAULT) -> dict:
     4.0
     >>> stack_memory(Stack(framework="megatron"))
     {'selective_policy': 0, 'loss_bytes_per_logit': 4.0, 'zero3_gathered_units': 0.0, \
-'pp_keeps_gathered': False}
+'pp_keeps_gathered': False, 'tp_overlap_hidden_share': nan}
     """
     row = catalog.framework(stack.framework)
     policy = row["selective_recompute"]
@@ -321,7 +321,8 @@ def stack_memory(stack: Stack, assumptions: Assumptions = DEFAULT) -> dict:
             "loss_bytes_per_logit": float(assumptions.loss_bytes_per_logit
                                           if math.isnan(loss) else loss),
             "zero3_gathered_units": 0.0 if math.isnan(units) else float(units),
-            "pp_keeps_gathered": bool(row["pp_keeps_gathered"] == 1)}
+            "pp_keeps_gathered": bool(row["pp_keeps_gathered"] == 1),
+            "tp_overlap_hidden_share": float(row["tp_overlap_hidden_share"])}
 
 
 def build_stack(**inputs) -> Stack:

@@ -53,6 +53,8 @@ INPUT_COLUMNS = (
     # keeps, the loss's bytes per logit, the units ZeRO-3 holds gathered, and whether it
     # keeps a pipeline stage gathered
     "selective_policy", "loss_bytes_per_logit", "zero3_gathered_units", "pp_keeps_gathered",
+    # the share of its tensor-parallel traffic a framework's TP overlap hides (NaN: the window)
+    "tp_overlap_hidden_share",
     # layout (cross_site: :data:`traincost.comm.CROSS_SITE_CODES`)
     "devices", "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute", "cross_site",
     # site
@@ -450,7 +452,8 @@ def microbatch_comm_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: Simple
         * comm.collective_time("all_reduce", act_bytes, t, bw_tp, lat_tp)
     tp_mb = lps * performance.stack_exposed(
         tp_layer, performance.tp_overlap_window(comp.layer_mm, comp.attn_mm, g.full_rc),
-        c["tp_overlap"], a.stack_overlap_window_fraction, a.tp_overlap_fraction)
+        c["tp_overlap"], a.stack_overlap_window_fraction, a.tp_overlap_fraction,
+        c["tp_overlap_hidden_share"])
     straggler_mb = performance.straggler_time(
         a.straggler_forward_slowdown, a.straggler_device_fraction, c["devices"], lps,
         comp.fwd_layer + comp.recompute_layer)

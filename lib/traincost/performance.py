@@ -182,7 +182,8 @@ def exposed(time_s, window_s, overlap_fraction):
     return np.maximum(0.0, time_s - overlap_fraction * window_s)
 
 
-def stack_exposed(time_s, window_s, stack_overlaps, window_fraction, plain_fraction=0.0):
+def stack_exposed(time_s, window_s, stack_overlaps, window_fraction, plain_fraction=0.0,
+                  hidden_share=np.nan):
     """Communication left on the critical path, with or without a stack that overlaps it.
 
     Parameters
@@ -195,18 +196,27 @@ def stack_exposed(time_s, window_s, stack_overlaps, window_fraction, plain_fract
         Share of the window an overlapping stack can use. [-]
     plain_fraction : float
         Share of the communication hidden when the stack does not overlap it. [-]
+    hidden_share : float or array
+        Share of the communication an overlapping stack is measured to hide, where that is
+        known (torchtitan's async TP: ``data/frameworks.csv`` ``tp_overlap_hidden_share``),
+        at most what the window allows; NaN: the window alone decides. [-]
 
     Returns
     -------
-    ``exposed(time, window, window_fraction)`` where the stack overlaps, else
-    ``time * (1 - plain_fraction)``. [s]
+    ``max(exposed(time, window, window_fraction), time * (1 - hidden_share))`` where the
+    stack overlaps, else ``time * (1 - plain_fraction)``. [s]
 
     Examples
     --------
     >>> [float(x) for x in stack_exposed(3.0, 2.0, np.array([True, False]), 1.0, 0.5)]
     [1.0, 1.5]
+    >>> float(stack_exposed(4.0, 10.0, True, 1.0, 0.0, 0.25))      # 75% of 4 s stays
+    3.0
     """
-    return np.where(stack_overlaps, exposed(time_s, window_s, window_fraction),
+    window = exposed(time_s, window_s, window_fraction)
+    measured = np.where(np.isnan(hidden_share), 0.0,
+                        time_s * (1 - np.nan_to_num(hidden_share)))
+    return np.where(stack_overlaps, np.maximum(window, measured),
                     time_s * (1 - plain_fraction))
 
 
