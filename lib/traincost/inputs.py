@@ -10,10 +10,9 @@ construction (Calculon's application / execution / system split is the model):
   memory, power, links), the device count, the power limit and the network tiers.
 * :class:`Site` - where it runs: PUE, grid carbon intensity, prices.
 
-They hold parameters and add no physics (pvlib's "three layers"): the formulas live
-in :mod:`traincost.workload`, :mod:`traincost.memory`, :mod:`traincost.performance`,
-:mod:`traincost.power` and :mod:`traincost.footprint`. A bad value raises
-``ValueError`` naming the field, the value and what is allowed.
+They hold parameters and add no physics (pvlib's "three layers"): the formulas live in
+:mod:`traincost.workload`, ``memory``, ``performance``, ``power`` and ``footprint``. A bad
+value raises ``ValueError`` naming the field, the value and what is allowed.
 """
 
 from __future__ import annotations
@@ -482,11 +481,10 @@ class Stack:
         ``--account-for-loss-in-pipeline-split``). [-]
     fp8_activations : bool
         DeepSeek-V3's activation recipe for FP8 training (arXiv:2412.19437 Secs. 3.2.3 and
-        3.3.2), for precision fp8 only: norm outputs and MLA up-projections are recomputed
-        in the backward pass instead of stored, the inputs FP8 GEMMs keep for their weight
-        gradients are cached in FP8 (the attention output in 12-bit E5M6), and the MoE
-        SwiGLU keeps its FP8 input and recomputes its output
-        (:func:`traincost.memory.activation_bytes_per_layer`). [-]
+        3.3.2), for precision fp8 only: norm outputs and MLA up-projections recomputed in the
+        backward, the inputs FP8 GEMMs keep for their weight gradients cached in FP8 (the
+        attention output in 12-bit E5M6), the MoE SwiGLU output recomputed from its FP8
+        input (:func:`traincost.memory.activation_bytes_per_layer`). [-]
     optimizer_state : str
         Precision of the Adam state: ``"fp32"`` (default): fp32 master weights, momentum
         and variance, 12 bytes per parameter (ZeRO's K = 12); ``"bf16"``: momentum and
@@ -506,12 +504,7 @@ class Stack:
         for them. The adapters' own work and state (under 0.1% of a 70B model's at rank
         16) are left out. [-]
     fused_loss : bool
-        The loss runs as fused (or compiled) kernels over the 16-bit logits, keeping them and
-        writing their gradient in 16 bits, 4 bytes a logit at its peak
-        (``assumptions.fused_loss_bytes_per_logit``), instead of what the framework's loss
-        holds (``data/frameworks.csv`` ``loss_bytes_per_logit``: torchtitan's eager
-        cross-entropy on an fp32 copy, 12): torch.compile of the loss (torchtitan from April
-        2025 with ``training.compile``), Megatron-Core's ``cross_entropy_loss_fusion``. [-]
+        The loss as fused or compiled kernels (``assumptions.fused_loss_bytes_per_logit``). [-]
     sync_every : int
         Relaxed synchrony across sites: the sites' replicas exchange their weight updates
         once every ``sync_every`` optimizer steps (DiLoCo, Douillard et al. 2023,

@@ -117,13 +117,9 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
         keeps in place of Q, K and V, whose up-projections it recomputes (the FP8 latents
         the up-projections read and the 16-bit rotary key). NaN: Q, K and V are kept. [bytes]
     selective_policy : int or array
-        What selective recompute keeps, as the framework's policy sets it
-        (:data:`SELECTIVE_POLICIES`). 0 (default): Megatron's, every tensor but the
-        attention core's scores (Korthikanti et al. [2] Sec. 5). 1: torchtitan's per-operator
-        ('op') policy, which saves the output of the attention kernel and of every other
-        matmul in forward order (Q, K, V, O, then gate, up, down: it keeps Q, V, the gate
-        and the down projection of a gated MLP, or Q, V and the up projection of a GeLU
-        one) and recomputes everything else from the layer input. [-]
+        What selective recompute keeps (:data:`SELECTIVE_POLICIES`): 0, Megatron's, all but
+        the attention scores (Korthikanti et al. [2] Sec. 5); 1, torchtitan's 'op' policy,
+        the attention output and every other matmul's (:func:`_odd_matmul_kept`). [-]
 
     Returns
     -------
@@ -146,25 +142,8 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
     5*a*s^2*b term (a fused kernel never stores it: FlashAttention-2, Dao 2023,
     arXiv:2307.08691, keeps O and the log-sum-exp); full recompute keeps only the layer
     input, 2*s*b*h (/t with SP). torchtitan's 'op' policy (``selective_policy`` 1) keeps
-    2h (input) + 2ad (attention output) + 2ad (Q) + 2 a_kv d (V) + 2f (gate or GeLU up
-    output) + 2h (a gated MLP's down output) + 2h per routed copy, and the fused kernel's
-    statistics; without SP the input and the down output are not sharded.
+    what :func:`_odd_matmul_kept` counts and the fused kernel's statistics.
     The factor 2 in these counts is bytes_per_element.
-
-    Examples
-    --------
-    Llama 3 8B's layer (h 4096, 32 heads of 128, 8 KV heads, SwiGLU f 14336: stored width
-    1.5 f) at 8192 tokens, t = 1, flash: Megatron's selective keeps 2h + Q, K, V (2h + h)
-    + 2h + h (attention) + 3h + 6f (MLP) + 4h (norms) = 15h + 6f = 147,456 bytes a token;
-    torchtitan's op policy 2h + 2h + 2h + 0.5h + 2f + 2h = 8.5h + 2f = 63,488 and 32 x 4
-    bytes of statistics:
-
-    >>> kw = dict(hidden=4096, heads=32, kv_heads=8, head_dim=128, ffn_eff=21504, tp=1,
-    ...           recompute_code=1, flash=True)
-    >>> meg, _ = activation_bytes_per_layer(8192, 1, **kw)
-    >>> op, _ = activation_bytes_per_layer(8192, 1, selective_policy=1, **kw)
-    >>> float(meg) / 8192, float(op) / 8192 - 32 * 4      # Megatron's keeps no statistics
-    (147456.0, 63488.0)
     """
     sb = seq_len * micro_batch
     e = bytes_per_element / 2.0                                       # counts are for 2 bytes
@@ -195,18 +174,36 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
     layer_input = 2 * sb * hidden * e / np.where(sequence_parallel, tp, 1)
     selective = sharded
     if any_true(selective_policy == SELECTIVE_POLICIES["odd-matmuls"]):
-        f = ffn_eff / np.where(gated, GATED_MLP_STORE_FACTOR, 1.0)
-        down = np.where(gated, 2 * hidden, 0.0)                       # the 7th matmul
-        kept = 2 * hidden + 2 * heads * head_dim + 2 * heads * head_dim \
-            + 2 * kv_heads * head_dim + 2 * f + down + 2 * hidden * expert_inputs
-        kept_outside = 2 * hidden + down                              # input, row-parallel
-        op = sb * e * np.where(sequence_parallel, kept / tp,
-                               kept_outside + (kept - kept_outside) / tp)
-        op = op + np.where(flash, flash_stats_bytes * heads * sb / tp, 0.0)
+        op = _odd_matmul_kept(hidden, heads, kv_heads, head_dim, ffn_eff, gated,
+                              expert_inputs, tp, sequence_parallel) * sb * e \
+            + np.where(flash, flash_stats_bytes * heads * sb / tp, 0.0)
         selective = np.where(selective_policy == SELECTIVE_POLICIES["odd-matmuls"], op, sharded)
     stored = np.where(recompute_code == RECOMPUTE_CODES["full"], layer_input,
                       np.where(recompute_code == RECOMPUTE_CODES["selective"], selective, full))
     return stored, full
+
+
+def _odd_matmul_kept(hidden, heads, kv_heads, head_dim, ffn_eff, gated, expert_inputs, tp,
+                     sequence_parallel):
+    """Bytes a token keeps per layer (counted for 2-byte activations) under torchtitan's 'op'
+    selective policy, one tensor-parallel rank. The policy saves the outputs of the attention
+    kernel and of every other matmul in forward order (Q, K, V, O, then gate, up, down) and
+    recomputes the rest: 2h (input) + 2ad (attention output) + 2ad (Q) + 2 a_kv d (V) + 2f
+    (gate or GeLU up output) + 2h (a gated MLP's down output) + 2h per routed copy; without
+    SP the input and the down output are not sharded. [bytes]
+
+    Llama 3 8B (h 4096, 32 heads and 8 KV heads of 128, f 14336, stored width 1.5 f): 8.5h
+    + 2f = 63,488 bytes a token, where Megatron's selective keeps 15h + 6f = 147,456:
+
+    >>> float(_odd_matmul_kept(4096, 32, 8, 128, 21504, True, 0.0, 1, True))
+    63488.0
+    """
+    f = ffn_eff / np.where(gated, GATED_MLP_STORE_FACTOR, 1.0)
+    down = np.where(gated, 2 * hidden, 0.0)                           # the 7th matmul
+    kept = 2 * hidden + 4 * heads * head_dim + 2 * kv_heads * head_dim + 2 * f + down \
+        + 2 * hidden * expert_inputs
+    outside = 2 * hidden + down                                       # input, row-parallel
+    return np.where(sequence_parallel, kept / tp, outside + (kept - outside) / tp)
 
 
 def microbatches_in_flight(pp, vpp, num_microbatches):
