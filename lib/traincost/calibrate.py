@@ -653,9 +653,25 @@ def interval_coverage(pools: pd.DataFrame, low: float = 0.1, high: float = 0.9) 
 
     Returns
     -------
-    DataFrame indexed by class with ``figures``, ``coverage_pct``, ``median_width``.
+    DataFrame indexed by class with ``figures``, ``coverage_pct``, ``median_width``, and a
+    last row ``all``: every class's figures together, each with its own class's interval.
+
+    Examples
+    --------
+    ``all`` holds every class's figures, so its coverage is theirs weighted by figures:
+
+    >>> rng = np.random.default_rng(0)
+    >>> pools = pd.DataFrame({"cls": np.repeat(["a", "b"], 40),
+    ...                       "document": np.tile(np.repeat(list("pqrstuvw"), 5), 2),
+    ...                       "eps": rng.normal(0.0, 0.1, 80)})
+    >>> t = interval_coverage(pools)
+    >>> int(t.loc["all", "figures"]), int(t.loc[["a", "b"], "figures"].sum())
+    (80, 80)
+    >>> bool(np.isclose(t.loc["all", "coverage_pct"], np.average(
+    ...     t.loc[["a", "b"], "coverage_pct"], weights=t.loc[["a", "b"], "figures"])))
+    True
     """
-    rows = []
+    rows, every_inside, every_width = [], [], []
     for cls, pool in pools.groupby("cls", sort=False):
         inside, widths = [], []
         for d, part in pool.groupby("document"):
@@ -669,6 +685,11 @@ def interval_coverage(pools: pd.DataFrame, low: float = 0.1, high: float = 0.9) 
             widths.extend([math.exp(q_hi - q_lo)] * len(part))
         rows.append((cls, len(inside), 100.0 * np.mean(inside) if inside else float("nan"),
                      float(np.median(widths)) if widths else float("nan")))
+        every_inside.extend(inside)
+        every_width.extend(widths)
+    rows.append(("all", len(every_inside),
+                 100.0 * np.mean(every_inside) if every_inside else float("nan"),
+                 float(np.median(every_width)) if every_width else float("nan")))
     return pd.DataFrame(rows, columns=["cls", "figures", "coverage_pct", "median_width"]
                         ).set_index("cls")
 

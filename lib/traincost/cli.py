@@ -503,7 +503,7 @@ def _print_held_out(metrics: dict) -> None:
         print(f"  {family}: {r['cases']} runs, leave-one-out {r['mape_pct']}% "
               f"(worst {r['worst_pct']}%)")
     from .uncertainty import ERROR_CLASSES
-    shown = [c for c in ERROR_CLASSES
+    shown = [c for c in (*ERROR_CLASSES, "all")
              if f"interval_{c}_coverage_pct" in m]
     if shown:
         print(_wrap("80% intervals (`estimate --uncertainty`), measured throughput inside its own "
