@@ -249,3 +249,29 @@ def test_async_tp_gains_what_was_measured(vanilla, async_tp, measured):
             / explain_case(vanilla)["estimate"].report["tokens_per_s"])
     assert gain == pytest.approx(measured, abs=0.04)
     assert catalog.framework("torchtitan")["tp_overlap_hidden_share"] == 0.44
+
+
+def test_an_fp8_param_gather_halves_the_zero3_gathers():
+    # torchtitan's enable_fsdp_float8_all_gather, Megatron-Core's --fp8-param-gather: the
+    # all-gathers carry 1 byte a parameter, not 2
+    from traincost.assemble import stack_memory
+    from traincost.inputs import Stack
+    assert stack_memory(Stack(framework="torchtitan"))["gather_bytes_per_param"] == 2.0
+    assert stack_memory(Stack(framework="torchtitan", fp8_param_gather=True))[
+        "gather_bytes_per_param"] == 1.0
+    from traincost import comm
+    assert comm.zero3_gather_time(8e9 * 1.0, 32, 8, 1e11, 0.0) == pytest.approx(
+        comm.zero3_gather_time(8e9 * 2.0, 32, 8, 1e11, 0.0) / 2)
+    # a run whose gathers are exposed (fp8 GEMMs, short micro-batches, 256 ranks) gets faster
+    kw = dict(accelerator="h100-sxm5-80gb", devices=256, model="llama3.1-8b",
+              global_batch=256, micro_batch=1, seq_len=2048, tp=1, pp=1, cp=1, zero=3,
+              recompute="full", precision="fp8", framework="torchtitan")
+    slow = traincost.estimate(**kw).step_breakdown_s()["dp_comm"]
+    fast = traincost.estimate(**kw, fp8_param_gather=True).step_breakdown_s()["dp_comm"]
+    assert 0 < fast < slow
+
+
+def test_fp8_param_gather_needs_fp8():
+    with pytest.raises(ValueError, match="fp8-param-gather: .* needs precision fp8, not bf16"):
+        traincost.estimate("h100-sxm5-80gb", 8, model="llama3.1-8b", global_batch=16,
+                           precision="bf16", fp8_param_gather=True)

@@ -36,7 +36,8 @@ def test_columns_in_contract_order():
     assert list(RUNS.columns) == (
         "id name run_type model_preset accelerator devices tp pp dp cp ep vpp global_batch "
         "micro_batch seq_len recompute precision attention_kernel parallel_block overlap "
-        "balanced_pipeline fp8_activations optimizer_state lora fused_loss zero power_cap_w tokens "
+        "balanced_pipeline fp8_activations optimizer_state lora fused_loss fp8_param_gather zero "
+        "power_cap_w tokens "
         "total_flop "
         "reported_hardware_tflops_per_device "
         "reported_model_tflops_per_device reported_mfu reported_step_time_s "

@@ -274,7 +274,7 @@ def test_cli_stack_flags_reach_the_estimate(capsys):
                           "overlap": ["tp", "dp"], "balanced_pipeline": False,
                           "fp8_activations": False, "optimizer_state": "fp32",
                           "framework": "unspecified", "lora": False, "sync_every": 1,
-                          "fused_loss": False,
+                          "fused_loss": False, "fp8_param_gather": False,
                           "attention_kernel_used": "materialized"}
 
 

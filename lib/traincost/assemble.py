@@ -127,11 +127,14 @@ def site_link(sys_: System, assumptions: Assumptions = DEFAULT) -> tuple[float, 
 
 
 def check_fp8_activations(stack: Stack, precision: str) -> None:
-    """ValueError (naming ``fp8-activations``) for the FP8 activation recipe at another
-    precision: it caches the inputs of FP8 GEMMs, which only fp8 runs have."""
+    """ValueError (naming ``fp8-activations`` or ``fp8-param-gather``) for an FP8 recipe at
+    another precision: only fp8 runs have FP8 GEMMs whose inputs or weights are FP8."""
     if stack.fp8_activations and precision != "fp8":
         raise ValueError(f"fp8-activations: DeepSeek-V3's recipe caches the inputs of FP8 "
                          f"GEMMs, so it needs precision fp8, not {precision}")
+    if stack.fp8_param_gather and precision != "fp8":
+        raise ValueError(f"fp8-param-gather: the weights are gathered in FP8 for FP8 GEMMs, "
+                         f"so it needs precision fp8, not {precision}")
 
 
 def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
@@ -295,21 +298,26 @@ def build_job(model=None, *, seq_len=None, global_batch=None, tokens=None,
 
 
 def stack_memory(stack: Stack, assumptions: Assumptions = DEFAULT) -> dict:
-    """The memory columns a stack's framework sets (``data/frameworks.csv``): its selective
+    """The memory and collective columns a stack and its framework set
+    (``data/frameworks.csv``): its selective
     recompute policy (:data:`traincost.memory.SELECTIVE_POLICIES`; blank: Megatron's),
     the bytes per logit its loss holds (blank: ``assumptions.loss_bytes_per_logit``;
     ``fused_loss``: ``assumptions.fused_loss_bytes_per_logit``), the units ZeRO-3 holds
-    gathered (blank: 0, not modelled) and whether it keeps a pipeline stage's weights
-    gathered between micro-batches.
+    gathered (blank: 0, not modelled), whether it keeps a pipeline stage's weights
+    gathered between micro-batches, the share of TP traffic its overlap hides, and the bytes
+    a parameter ZeRO-3 gathers (``fp8_param_gather``: 1).
 
     >>> tt = stack_memory(Stack(framework="torchtitan"))
     >>> tt["selective_policy"], tt["loss_bytes_per_logit"]
     (1, 12.0)
     >>> stack_memory(Stack(framework="torchtitan", fused_loss=True))["loss_bytes_per_logit"]
     4.0
-    >>> stack_memory(Stack(framework="megatron"))
-    {'selective_policy': 0, 'loss_bytes_per_logit': 4.0, 'zero3_gathered_units': 0.0, \
-'pp_keeps_gathered': False, 'tp_overlap_hidden_share': nan}
+    >>> meg = stack_memory(Stack(framework="megatron"))
+    >>> meg["selective_policy"], meg["loss_bytes_per_logit"], meg["zero3_gathered_units"]
+    (0, 4.0, 0.0)
+    >>> meg["gather_bytes_per_param"], stack_memory(Stack(fp8_param_gather=True))[
+    ...     "gather_bytes_per_param"]
+    (2.0, 1.0)
     """
     row = catalog.framework(stack.framework)
     policy = row["selective_recompute"]
@@ -322,7 +330,10 @@ def stack_memory(stack: Stack, assumptions: Assumptions = DEFAULT) -> dict:
                                           if math.isnan(loss) else loss),
             "zero3_gathered_units": 0.0 if math.isnan(units) else float(units),
             "pp_keeps_gathered": bool(row["pp_keeps_gathered"] == 1),
-            "tp_overlap_hidden_share": float(row["tp_overlap_hidden_share"])}
+            "tp_overlap_hidden_share": float(row["tp_overlap_hidden_share"]),
+            # the bytes a parameter ZeRO-3 gathers
+            "gather_bytes_per_param": BYTES_PER_ELEMENT["fp8"] if stack.fp8_param_gather
+            else assumptions.weight_bytes_per_param}
 
 
 def build_stack(**inputs) -> Stack:

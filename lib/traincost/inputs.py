@@ -464,10 +464,9 @@ class Stack:
         the unfused softmax of 2019-2021 stacks (Megatron-LM SC21, GPT-3, BLOOM, OPT),
         which stores the scores. [-]
     parallel_block : bool
-        Attention and MLP read the same normalised input and their outputs are summed,
-        y = x + Attn(LN(x)) + MLP(LN(x)) (GPT-J, PaLM, MegaScale): one norm and one
-        tensor-parallel all-reduce (all-gather + reduce-scatter) per layer and pass
-        instead of two. [-]
+        Attention and MLP read the same normalised input, y = x + Attn(LN(x)) + MLP(LN(x))
+        (GPT-J, PaLM, MegaScale): one norm and one tensor-parallel all-reduce per layer and
+        pass instead of two. [-]
     overlap : str
         Communication the software stack overlaps with compute, a comma-separated subset
         of ``tp,pp,dp,ep`` (MegaScale Sec. 3.2; Megatron-Core ``--tp-comm-overlap``,
@@ -486,12 +485,10 @@ class Stack:
         attention output in 12-bit E5M6), the MoE SwiGLU output recomputed from its FP8
         input (:func:`traincost.memory.activation_bytes_per_layer`). [-]
     optimizer_state : str
-        Precision of the Adam state: ``"fp32"`` (default): fp32 master weights, momentum
-        and variance, 12 bytes per parameter (ZeRO's K = 12); ``"bf16"``: momentum and
-        variance in bf16 and no fp32 master copy (the bf16 weights are updated in place),
-        4 bytes per parameter, as NeMo's ``distributed_fused_adam`` runs with ``dtype:
-        bf16`` on bf16 weights (``store_params`` off: optimizer and model dtypes are
-        equal). [-]
+        Adam's state: ``"fp32"`` (default), fp32 master weights, momentum and variance, 12
+        bytes per parameter (ZeRO's K = 12); ``"bf16"``, momentum and variance in bf16 and no
+        fp32 master copy, 4 bytes, as NeMo's ``distributed_fused_adam`` with ``dtype: bf16``
+        on bf16 weights (``store_params`` off). [-]
     framework : str
         Training framework, an id of ``data/frameworks.csv`` (``traincost catalog
         frameworks``): its fitted efficiency factor scales the in-model matmul efficiency
@@ -505,6 +502,8 @@ class Stack:
         16) are left out. [-]
     fused_loss : bool
         The loss as fused or compiled kernels (``assumptions.fused_loss_bytes_per_logit``). [-]
+    fp8_param_gather : bool
+        ZeRO-3 all-gathers the weights in FP8, 1 byte a parameter (fp8 precision only). [-]
     sync_every : int
         Relaxed synchrony across sites: the sites' replicas exchange their weight updates
         once every ``sync_every`` optimizer steps (DiLoCo, Douillard et al. 2023,
@@ -523,6 +522,7 @@ class Stack:
     lora: bool = False
     sync_every: int = 1
     fused_loss: bool = False
+    fp8_param_gather: bool = False
 
     def __post_init__(self):
         if self.attention_kernel not in ATTENTION_KERNELS:

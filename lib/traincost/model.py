@@ -53,8 +53,9 @@ INPUT_COLUMNS = (
     # keeps, the loss's bytes per logit, the units ZeRO-3 holds gathered, and whether it
     # keeps a pipeline stage gathered
     "selective_policy", "loss_bytes_per_logit", "zero3_gathered_units", "pp_keeps_gathered",
-    # the share of its tensor-parallel traffic a framework's TP overlap hides (NaN: the window)
-    "tp_overlap_hidden_share",
+    # the share of its tensor-parallel traffic a framework's TP overlap hides (NaN: the
+    # window); the bytes a parameter ZeRO-3 gathers
+    "tp_overlap_hidden_share", "gather_bytes_per_param",
     # layout (cross_site: :data:`traincost.comm.CROSS_SITE_CODES`)
     "devices", "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute", "cross_site",
     # site
@@ -554,10 +555,10 @@ def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNa
     if g.any_zero3:
         zero3 = zero == 3
         units = g.layers_per_stage                   # all-gathers per pass
-        gather = comm.zero3_gather_time(shard.dense * a.weight_bytes_per_param, units, g.dp_cp,
-                                        bw_dp, lat_dp)
+        gather = comm.zero3_gather_time(shard.dense * c["gather_bytes_per_param"], units,
+                                        g.dp_cp, bw_dp, lat_dp)
         if g.moe:
-            w_expert = shard.expert * a.weight_bytes_per_param
+            w_expert = shard.expert * c["gather_bytes_per_param"]
             gather = gather + np.where(w_expert > 0, comm.zero3_gather_time(
                 w_expert, units, g.dp_ep, bw_edp, lat_edp), 0.0)
         dp_step = np.where(zero3, dp_reduce / 2, dp_reduce)   # ZeRO-3: reduce-scatter only

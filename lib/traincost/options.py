@@ -200,6 +200,10 @@ INPUTS = (
        "loss, Megatron-Core's cross-entropy fusion): "
        f"{DEFAULT.fused_loss_bytes_per_logit:g} B a logit at its peak instead of the "
        "framework's (torchtitan's eager fp32 loss: 12)"),
+    _o("fp8_param_gather", "stack", "Stack", "bool", "-",
+       "ZeRO-3/FSDP all-gathers the weights in FP8, 1 B a parameter instead of 2 (with "
+       "--precision fp8: torchtitan's enable_fsdp_float8_all_gather, Megatron-Core's "
+       "--fp8-param-gather)"),
     _o("framework", "stack", "Stack", "choice", "-",
        "training framework (see `traincost catalog frameworks`): its efficiency factor, "
        "fitted on its published runs, and the defaults it implies (attention kernel, "
