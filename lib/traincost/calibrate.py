@@ -34,7 +34,6 @@ import argparse
 import datetime
 import hashlib
 import json
-import math
 import re
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -49,7 +48,7 @@ from .assumptions import PRIOR, Assumptions
 from .assemble import Inputs, columns, fixed_knobs, framework_knobs, system
 from .catalog import precision_group
 from .model import evaluate, report_units
-from .uncertainty import ERROR_CLASSES, pool_quantiles
+from .uncertainty import ERROR_CLASSES, interval_coverage
 from .validate import METRICS, case_inputs
 
 #: the free constants and their bounds (each is a field of Assumptions)
@@ -639,59 +638,6 @@ def error_pools(cases: list[Case], f: Fit, by_document: pd.DataFrame,
     parts["unspecified"] = pd.concat([parts["reference"], parts["borrowed"]]).assign(
         cls="unspecified")
     return pd.concat([parts[c] for c in ERROR_CLASSES], ignore_index=True)
-
-
-def interval_coverage(pools: pd.DataFrame, low: float = 0.1, high: float = 0.9) -> pd.DataFrame:
-    """How often a held-out run's measured throughput falls inside its 80% interval. [%]
-
-    For each run of a class, the interval is the class's [low, high] quantiles of the
-    held-out errors of the *other* documents (the run's own document left out of the pool,
-    as a new source would be), widened for a new document as an estimate's interval is
-    (:func:`traincost.uncertainty.pool_quantiles`, the other documents' count): inside
-    when ``q_low <= eps <= q_high``. Also the median
-    width ``exp(q_high - q_low)``, the p90/p10 ratio of the throughput interval.
-
-    Returns
-    -------
-    DataFrame indexed by class with ``figures``, ``coverage_pct``, ``median_width``, and a
-    last row ``all``: every class's figures together, each with its own class's interval.
-
-    Examples
-    --------
-    ``all`` holds every class's figures, so its coverage is theirs weighted by figures:
-
-    >>> rng = np.random.default_rng(0)
-    >>> pools = pd.DataFrame({"cls": np.repeat(["a", "b"], 40),
-    ...                       "document": np.tile(np.repeat(list("pqrstuvw"), 5), 2),
-    ...                       "eps": rng.normal(0.0, 0.1, 80)})
-    >>> t = interval_coverage(pools)
-    >>> int(t.loc["all", "figures"]), int(t.loc[["a", "b"], "figures"].sum())
-    (80, 80)
-    >>> bool(np.isclose(t.loc["all", "coverage_pct"], np.average(
-    ...     t.loc[["a", "b"], "coverage_pct"], weights=t.loc[["a", "b"], "figures"])))
-    True
-    """
-    rows, every_inside, every_width = [], [], []
-    for cls, pool in pools.groupby("cls", sort=False):
-        inside, widths = [], []
-        for d, part in pool.groupby("document"):
-            others = pool.loc[pool["document"] != d]
-            rest = others["eps"].to_numpy()
-            if len(rest) < 2 or others["document"].nunique() < 2:
-                continue
-            q_lo, q_hi = pool_quantiles(rest, [low, high], others["document"].nunique(),
-                                        method="linear")
-            inside.extend((part["eps"] >= q_lo) & (part["eps"] <= q_hi))
-            widths.extend([math.exp(q_hi - q_lo)] * len(part))
-        rows.append((cls, len(inside), 100.0 * np.mean(inside) if inside else float("nan"),
-                     float(np.median(widths)) if widths else float("nan")))
-        every_inside.extend(inside)
-        every_width.extend(widths)
-    rows.append(("all", len(every_inside),
-                 100.0 * np.mean(every_inside) if every_inside else float("nan"),
-                 float(np.median(every_width)) if every_width else float("nan")))
-    return pd.DataFrame(rows, columns=["cls", "figures", "coverage_pct", "median_width"]
-                        ).set_index("cls")
 
 
 def shared_cases(cases: list[Case]) -> list[Case]:
