@@ -317,3 +317,17 @@ def test_the_sweep_and_the_cli_take_the_fused_loss(capsys):
         traincost.estimate(**TT, fused_loss=True).report["memory_gib_per_device"], rel=1e-9)
     assert cli.main(args[:-1]) == 0
     assert ", fused loss" in capsys.readouterr().out
+
+
+def test_op_selective_recompute_says_what_it_costs():
+    # the caveat names the policy and its FLOP by hand: 2 x 32 x (h x 1024 + h x h + h x f)
+    # over the model FLOP per token
+    est = traincost.estimate(**TT)
+    d = est.to_dict()
+    extra = 2 * 32 * (HID * 1024 + HID * HID + HID * FFN) / d["model_flop_per_token"]
+    note = [c for c in est.caveats if c.startswith("selective recompute in torchtitan")]
+    assert len(note) == 1 and f"{extra:.1%} more FLOP" in note[0]
+    assert not any(c.startswith("selective recompute in") for c in
+                   traincost.estimate(**{**TT, "framework": "megatron"}).caveats)
+    assert not any(c.startswith("selective recompute in") for c in
+                   traincost.estimate(**{**TT, "recompute": "full"}).caveats)
