@@ -178,6 +178,9 @@ def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
         "price_usd_per_h": price, "capex_usd": acc.capex_usd,
         "embodied_kgco2e": acc.embodied_kgco2e,
         "bytes_per_element": BYTES_PER_ELEMENT[precision],
+        # gradients reduce in fp16 for fp16 training, in fp32 for every other precision
+        "grad_reduce_bytes_per_param": assumptions.grad_reduce_bytes_per_param
+        if precision == "fp16" else assumptions.grad_reduce_fp32_bytes_per_param,
         "layers": wl.layers, "hidden": wl.hidden, "heads": wl.heads,
         "kv_heads": wl.kv_heads_effective, "head_dim": wl.head_dim_effective,
         "ffn_hidden": wl.ffn_hidden_effective, "gated_mlp": wl.gated_mlp, "vocab": wl.vocab,

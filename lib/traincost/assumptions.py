@@ -66,7 +66,15 @@ class Assumptions:
     grad_reduce_bytes_per_param: float = _a(
         2.0, "bytes/param", "Rajbhandari et al. 2020 (ZeRO) Sec. 7 (communication volume in Psi "
         "16-bit elements)", "spec",
-        "Gradients are reduced in 16-bit, as in ZeRO's communication analysis.")
+        "fp16 training reduces its gradients in 16-bit, as in ZeRO's communication analysis "
+        "(Megatron-LM's default without --accumulate-allreduce-grads-in-fp32).")
+    grad_reduce_fp32_bytes_per_param: float = _a(
+        4.0, "bytes/param", "Megatron-LM megatron/training/arguments.py ('bfloat16 requires "
+        "gradient accumulation and all-reduce to be done in fp32': accumulate_allreduce_grads_"
+        "in_fp32 forced for bf16); torchtitan's FSDP2 MixedPrecisionPolicy reduce_dtype fp32 "
+        "(training.mixed_precision_reduce, float32 its only choice at 9dec370)", "spec",
+        "Every other precision (bf16, fp8 with bf16 weights, tf32) reduces its gradients in "
+        "fp32.")
     framework_reserved_bytes: float = _a(
         2.0 * 2**30, "bytes", "PyTorch CUDA semantics notes (CUDA context, caching allocator); "
         "NCCL environment docs (NCCL_BUFFSIZE per channel and peer)", "estimate",

@@ -54,8 +54,8 @@ INPUT_COLUMNS = (
     # keeps a pipeline stage gathered
     "selective_policy", "loss_bytes_per_logit", "zero3_gathered_units", "pp_keeps_gathered",
     # the share of its tensor-parallel traffic a framework's TP overlap hides (NaN: the
-    # window); the bytes a parameter ZeRO-3 gathers
-    "tp_overlap_hidden_share", "gather_bytes_per_param",
+    # window); the bytes a parameter ZeRO-3 gathers and the gradients are reduced in
+    "tp_overlap_hidden_share", "gather_bytes_per_param", "grad_reduce_bytes_per_param",
     # layout (cross_site: :data:`traincost.comm.CROSS_SITE_CODES`)
     "devices", "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute", "cross_site",
     # site
@@ -539,7 +539,7 @@ def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNa
     else:
         bw_edp, lat_edp = bw_dp, lat_dp              # ep = 1: the expert group is the dp group
     # frozen weights (LoRA) have no gradients to reduce and no optimizer step
-    reduce_bytes = a.grad_reduce_bytes_per_param * np.logical_not(c["frozen_weights"])
+    reduce_bytes = c["grad_reduce_bytes_per_param"] * np.logical_not(c["frozen_weights"])
     grad_expert = shard.expert * reduce_bytes
     dp_reduce = comm.collective_time("all_reduce", shard.dense * reduce_bytes, g.dp_cp, bw_dp,
                                      lat_dp)
@@ -597,7 +597,7 @@ def _replicas_across_sites(c, a, g, w, dp_step, gathers_exposed, backward_mb, dp
     updates, blocking, costs 1/H of itself per step.
     """
     exchange = comm.cross_site_all_reduce_time(
-        w.params["total"] * a.grad_reduce_bytes_per_param
+        w.params["total"] * c["grad_reduce_bytes_per_param"]
         * np.logical_not(c["frozen_weights"]), g.sites, _site_link(c, a),
         c["site_link_latency_s"])
     synchronous = performance.dp_exposed_time(
