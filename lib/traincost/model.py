@@ -18,8 +18,8 @@ import numpy as np
 from . import comm, footprint, memory, performance, power, workload
 from .arrays import any_true
 from .assumptions import DEFAULT, Assumptions
-from .units import (BYTES_PER_ELEMENT, GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH,
-                    SECONDS_PER_DAY, SECONDS_PER_MONTH, SECONDS_PER_YEAR, TERA)
+from .units import (GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH, SECONDS_PER_DAY,
+                    SECONDS_PER_MONTH, SECONDS_PER_YEAR, TERA)
 
 INPUT_COLUMNS = (
     # accelerator (at the chosen precision)
@@ -286,11 +286,11 @@ def memory_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace
                                  c["loss_bytes_per_logit"])
     # ZeRO-3's unsharded working set: a unit or two, or (a framework that keeps them under a
     # pipeline) the whole stage's 16-bit weights and its gradients, which FSDP2 accumulates
-    # across micro-batches in its reduce dtype, fp32 in torchtitan
+    # across micro-batches in the dtype it reduces them in
     # (FSDPParam.to_accumulated_grad_if_needed)
     gathered = np.where(
         c["pp_keeps_gathered"] & (c["pp"] > 1) & (c["zero"] >= 3) & (g.dp_cp > 1),
-        dense * (a.weight_bytes_per_param + BYTES_PER_ELEMENT["fp32"] * trained),
+        dense * (a.weight_bytes_per_param + c["grad_reduce_bytes_per_param"] * trained),
         memory.zero3_gathered_bytes((params["layers"] - expert_params) / L, params["output"],
                                     c["pp"], t, c["zero"], g.dp_cp, a.weight_bytes_per_param,
                                     grad_bytes, c["zero3_gathered_units"]))
