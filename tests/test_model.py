@@ -26,7 +26,8 @@ def toy(**over) -> dict:
     so every time is a FLOP count over the achieved rate."""
     c = {k: 0 for k in model.INPUT_COLUMNS}
     c.update(
-        peak_flop_per_s=1.0, mamf_fraction=1.0, fp8=False, attention_flop_per_s=np.nan,
+        peak_flop_per_s=1.0, mamf_fraction=1.0, core_peak_flop_per_s=1.0, core_mamf_fraction=1.0,
+        fp8=False, attention_flop_per_s=np.nan,
         attention_kv_tokens=np.nan, framework_matmul_factor=1.0, mamf_measured=True,
         model_error_factor=1.0,
         hbm_bytes=1e12, hbm_bytes_per_s=np.inf, tdp_w=400.0,
@@ -91,6 +92,18 @@ def test_toy_footprint_by_hand():
     assert out["facility_energy_j"] == pytest.approx(1.5 * out["it_energy_j"])
     assert out["co2e_g"] == pytest.approx(out["facility_energy_j"] / 3.6e6 * 400)
     assert out["cost_usd"] == pytest.approx(wall / 3600 * 2.0)
+
+
+def test_fp8_attention_core_stays_16_bit():
+    """An fp8 run casts the linear layers only: on a device whose fp8 peak is twice its
+    16-bit one (peak 2 vs core peak 1), the toy's matmuls (attention projections 256,
+    MLP 256, output layer 3 x 256: 1536 + 768 FLOP over training) run at 2 x the fp8 share,
+    the materialized core (64 FLOP forward, 3 x 64 over training) at the 16-bit rate."""
+    out = model.evaluate(toy(fp8=True, fp8_units=True, peak_flop_per_s=2.0))
+    rate = A.in_model_matmul_fraction
+    fp8_rate = 2.0 * rate * A.fp8_matmul_fraction
+    expected = (3 * 512 + 768) / fp8_rate + 3 * 64 / rate
+    assert out["step_compute_s"] == pytest.approx(expected, rel=1e-12)
 
 
 def test_full_recompute_adds_one_forward():

@@ -137,6 +137,22 @@ def check_fp8_activations(stack: Stack, precision: str) -> None:
                          f"so it needs precision fp8, not {precision}")
 
 
+def core_precision(acc, precision: str) -> str:
+    """The precision an attention core's matmuls (Q K^T, the weighted sum) run at: the
+    run's, but the device's 16-bit one (:attr:`traincost.Accelerator.default_precision`)
+    for an fp8 run, whose recipes cast the linear layers only (TransformerEngine's recipes
+    leave fp8 attention off, ``fp8_dpa=False``, docs.nvidia.com/deeplearning/
+    transformer-engine, Common API, release 2.15). [-]
+
+    >>> from traincost import catalog
+    >>> core_precision(catalog.accelerator("h100-sxm5-80gb"), "fp8")
+    'bf16'
+    >>> core_precision(catalog.accelerator("v100-sxm2-32gb"), "fp16")
+    'fp16'
+    """
+    return acc.default_precision if precision == "fp8" else precision
+
+
 def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
             assumptions: Assumptions = DEFAULT) -> dict:
     """Input columns for :func:`traincost.model.evaluate` (scalars broadcast with layouts).
@@ -153,6 +169,9 @@ def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
         "power_cap_w": sys_.power_limit_w,
         "peak_flop_per_s": peak,
         "mamf_fraction": acc.mamf_fraction(assumptions.default_mamf_fraction, precision),
+        "core_peak_flop_per_s": acc.peak_flop_per_s(core_precision(acc, precision)),
+        "core_mamf_fraction": acc.mamf_fraction(assumptions.default_mamf_fraction,
+                                                core_precision(acc, precision)),
         "mamf_measured": not math.isnan(acc.mamf_bf16_flop_per_s),
         "model_error_factor": 1.0,
         "fp8": precision == "fp8",

@@ -136,6 +136,18 @@ class Assumptions:
         "forward's two", "estimate",
         "Backward-to-forward work of a fused attention core, which recomputes the scores "
         "instead of storing them (2 for an unfused core, whose backward runs four).")
+    unmeasured_attention_matmul_fraction: float = _a(
+        0.65, "fraction", "data/accelerators.csv, the devices with both a fused-attention and "
+        "a matmul-ceiling measurement, each at its faster kernel: A100 SXM/PCIe "
+        "FlashAttention-2 189/271.2 and 176.2/252.9 = 0.697, H100/H800/H200 cuDNN "
+        "514.0/794.5 = 0.647, B200 cuDNN 1083.7/1745 = 0.621, GB200 1131.5/1822 = 0.621; "
+        "median of the eight devices 0.647 (traincost.catalog.measured_attention_fractions)",
+        "estimate",
+        "Rate of a fused (flash) attention core over the 16-bit matmul rate on a device with no "
+        "fused-attention measurement (Gaudi, TPU, AMD in the catalog). Every measured device's "
+        "best fused kernel runs well below its GEMM ceiling (the softmax, the online rescaling "
+        "and the causal diagonal blocks are not matmuls); taking the matmul rate instead made "
+        "such a core 1.5x too fast. Borrowed, not measured on those devices.")
     attention_half_rate_kv_tokens: float = _a(
         250.0, "tokens", "Dao 2023, FlashAttention-2 (arXiv:2307.08691) Fig. 4c/4d: A100 80GB "
         "SXM4, causal, forward + backward, sequence 512 to 16k at 16k tokens per batch; "

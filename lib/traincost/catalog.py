@@ -167,16 +167,22 @@ def measured_mamf_span() -> tuple[float, float]:
     return min(frac), max(frac)
 
 
-def measured_attention_span() -> tuple[float, float]:
-    """(lowest, highest) fused-attention rate over the matmul ceiling (MAMF, bf16) in the
-    catalog, each device at its faster measured kernel (``"auto"``) and at its benchmark's
-    own size; devices without both measurements drop out. [-]"""
+def measured_attention_fractions() -> list[float]:
+    """Fused-attention rate over the matmul ceiling (MAMF, bf16) of each catalog device
+    with both measured, at its faster measured kernel (``"auto"``) and its benchmark's own
+    size; devices without both measurements drop out. [-]"""
     frac = []
     for i in accelerators().index:
         acc = accelerator(i)
         rate = acc.attention_flop_per_s("auto")
         if not math.isnan(rate) and not math.isnan(acc.mamf_bf16_flop_per_s):
             frac.append(rate / acc.mamf_bf16_flop_per_s)
+    return frac
+
+
+def measured_attention_span() -> tuple[float, float]:
+    """(lowest, highest) of :func:`measured_attention_fractions`. [-]"""
+    frac = measured_attention_fractions()
     return min(frac), max(frac)
 
 

@@ -72,10 +72,11 @@ def _unmeasured_fused(est) -> bool:
 
 def _unmeasured_fused_says(est) -> str:
     lo, hi = catalog.measured_attention_span()
+    share = est.assumptions.unmeasured_attention_matmul_fraction
     return (f"attention: no fused-attention measurement for {est.accelerator.id}, so its "
-            "attention core runs at the matmul rate; on the measured devices the faster fused "
-            f"kernel reaches {lo:.0%}-{hi:.0%} of their matmul ceilings "
-            "(data/accelerators.csv). Treat the attention share of this step as the fast end.")
+            f"attention core runs at {share:.0%} of the 16-bit matmul rate, the median of the "
+            f"measured devices, whose faster fused kernels reach {lo:.0%}-{hi:.0%} of their "
+            "matmul ceilings (data/accelerators.csv); borrowed, not measured on this device.")
 
 
 def _cudnn_unmeasured_says(est) -> str:

@@ -24,6 +24,8 @@ from .units import (GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH, SECOND
 INPUT_COLUMNS = (
     # accelerator (at the chosen precision)
     "peak_flop_per_s", "mamf_fraction", "fp8", "fp8_units", "attention_flop_per_s",
+    # the same at the precision of the attention core's matmuls (16 bits for an fp8 run)
+    "core_peak_flop_per_s", "core_mamf_fraction",
     "attention_kv_tokens", "framework_matmul_factor", "mamf_measured",
     # the model's own error: 1 for an estimate, a Monte Carlo draw of the measured / predicted
     # step time for an interval (traincost.uncertainty)
@@ -342,7 +344,8 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
 
     Returns a namespace with ``flop_rate`` (:func:`traincost.performance.achieved_matmul_rate`
     under the power limit's clock), ``attn_mm`` and ``layer_mm`` (a layer's attention and
-    all matmuls, MoE layers averaged in), ``core`` (the attention core at the matmul rate),
+    all matmuls, MoE layers averaged in), ``core`` (the attention core's s x s square at
+    the 16-bit matmul rate its matmuls run at, fp8 run or not),
     ``fwd_layer``, ``recompute_layer`` and ``compute_mb`` (the stage's compute per
     micro-batch, :func:`traincost.performance.stage_compute_time`).
     """
@@ -359,6 +362,14 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
             a.in_model_matmul_fraction, c["framework_matmul_factor"],
             np.where(c["mamf_measured"], 1.0, 1.0 / c["mamf_fraction"])),
         c["fp8"] & c["fp8_units"], a.fp8_matmul_fraction, clock)
+    # the attention core's own matmuls (Q K^T, the weighted sum) stay in 16 bits in an fp8
+    # run (the fp8 recipes cast the linear layers only): the same stack at the 16-bit ceiling
+    core_rate = performance.achieved_matmul_rate(
+        c["core_peak_flop_per_s"], c["core_mamf_fraction"],
+        performance.framework_matmul_fraction(
+            a.in_model_matmul_fraction, c["framework_matmul_factor"],
+            np.where(c["mamf_measured"], 1.0, 1.0 / c["core_mamf_fraction"])),
+        False, 1.0, clock)
     tokens_mb = g.tokens_mb
     attn_w = workload.attention_weights(h, heads, kv, d, mla=mla, q_lora_rank=c["q_lora_rank"],
                                         kv_lora_rank=c["kv_lora_rank"],
@@ -369,6 +380,7 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
         tokens_mb, h, heads, kv, d, w.v_dim, w.qk_dim, attn_w, up * c["ffn_hidden"],
         c["ffn_hidden"], 1.0, tokens_mb, c["seq_len"], t, produced, flop_rate, bw,
         a.elementwise_traffic_factor, e)
+    core = core * flop_rate / core_rate              # the square's FLOPs at the 16-bit rate
     dense_mm = attn_mm + mlp_mm
     L, n_moe = c["layers"], w.params["moe_layers"]
     moe_layer_mm = performance.moe_layer_matmul_time(
@@ -379,9 +391,10 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
         else (L - n_moe) * dense_mm / L             # the same sum without its zero MoE term
     attn_rate = performance.fused_attention_rate(
         c["attention_flop_per_s"], clock, c["attention_kv_tokens"], g.s_local,
-        a.flash_causal_work_fraction, a.attention_half_rate_kv_tokens, flop_rate)
+        a.flash_causal_work_fraction, a.attention_half_rate_kv_tokens, core_rate,
+        a.unmeasured_attention_matmul_fraction)
     core_fwd, core_bwd_extra = performance.attention_core_time(
-        core, flash, flop_rate, attn_rate, a.flash_causal_work_fraction,
+        core, flash, core_rate, attn_rate, a.flash_causal_work_fraction,
         a.flash_backward_forward_ratio)
     fwd_layer = layer_mm + core_fwd + elem
     # Megatron's selective recomputes the core's scores, which a fused kernel never kept; a

@@ -294,22 +294,26 @@ def moe_layer_matmul_time(tokens, hidden, heads, kv_heads, head_dim, v_dim, qk_d
 
 
 def fused_attention_rate(measured_flop_per_s, clock_fraction, measured_kv_tokens, seq_len,
-                         causal_fraction, half_rate_kv_tokens, matmul_flop_per_s):
+                         causal_fraction, half_rate_kv_tokens, matmul_flop_per_s,
+                         unmeasured_fraction=1.0):
     """The rate a fused (flash) attention core runs at in this configuration. [FLOP/s]
 
     The device's measured fused-attention rate, clocked down under a power limit, scaled
     from the benchmark's keys per query row to this call's (``causal_fraction * seq_len``,
     seq_len the tokens on this context-parallel rank) by :func:`attention_rate`; unscaled
-    where the benchmark's keys are unknown (NaN), and the matmul rate where no rate was
-    measured.
+    where the benchmark's keys are unknown (NaN). Where no rate was measured,
+    ``unmeasured_fraction`` of the (16-bit, clocked) matmul rate: the share the measured
+    devices' fused kernels reach
+    (:attr:`traincost.Assumptions.unmeasured_attention_matmul_fraction`).
 
-    >>> [float(fused_attention_rate(r, 1.0, np.nan, 4096, 0.5, 2048, 5e14)) for r in (3e14, np.nan)]
-    [300000000000000.0, 500000000000000.0]
+    >>> [float(fused_attention_rate(r, 1.0, np.nan, 4096, 0.5, 2048, 5e14, 0.5))
+    ...  for r in (3e14, np.nan)]
+    [300000000000000.0, 250000000000000.0]
     """
     rate = measured_flop_per_s * clock_fraction
     rate = np.where(np.isfinite(measured_kv_tokens), attention_rate(
         rate, causal_fraction * seq_len, measured_kv_tokens, half_rate_kv_tokens), rate)
-    return np.where(np.isfinite(rate), rate, matmul_flop_per_s)
+    return np.where(np.isfinite(rate), rate, matmul_flop_per_s * unmeasured_fraction)
 
 
 def attention_core_time(core_s, fused, matmul_flop_per_s, fused_flop_per_s, causal_fraction,
