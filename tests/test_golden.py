@@ -77,6 +77,10 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   few faster ones on Gaudi, where Megatron-DeepSpeed on Intel refits 1.151 -> 1.226 and
   MaxText on Google 1.660 -> 1.676); estimates 4-7, 11, 15 (TPU v5p, MI300X, Gaudi 2, V100,
   L40S, Trainium 2) with them, and the validation's non-NVIDIA cases.
+- LoRA's frozen MLP keeps no inputs for weight gradients (TransformerEngine saves a linear
+  layer's input only when its weight takes a gradient): no sweep row or estimate runs LoRA,
+  so only the validation's B200 LoRA power case moves (its searched layout now fits with
+  selective recompute and ZeRO-3 instead of full recompute: 1,170.5 -> 1,170.1 W).
 """
 
 from __future__ import annotations

@@ -498,8 +498,9 @@ class Stack:
         and only low-rank adapters train, so the backward pass computes the gradients of
         the activations but not of the weights (the GEMMs' backward costs one forward, not
         two), and there are no weight gradients to exchange and no optimizer state or step
-        for them. The adapters' own work and state (under 0.1% of a 70B model's at rank
-        16) are left out. [-]
+        for them; the frozen MLP keeps no inputs for weight gradients
+        (:func:`traincost.memory.activation_bytes_per_layer`, ``frozen``). The adapters'
+        own work and state (under 0.1% of a 70B model's at rank 16) are left out. [-]
     fused_loss : bool
         The loss as fused or compiled kernels (``assumptions.fused_loss_bytes_per_logit``). [-]
     fp8_param_gather : bool

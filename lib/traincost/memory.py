@@ -71,7 +71,8 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
                                ffn_eff, tp, recompute_code, sequence_parallel=True,
                                bytes_per_element=2.0, flash=False, parallel_block=False,
                                flash_stats_bytes=4.0, expert_inputs=0.0, fp8_cache=False,
-                               gated=True, mla_cache=np.nan, selective_policy=0):
+                               gated=True, mla_cache=np.nan, selective_policy=0,
+                               frozen=False):
     """Activations one layer stores for one micro-batch, and the full set it needs.
 
     Parameters
@@ -120,6 +121,15 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
         What selective recompute keeps (:data:`SELECTIVE_POLICIES`): 0, Megatron's, all but
         the attention scores (Korthikanti et al. [2] Sec. 5); 1, torchtitan's 'op' policy,
         the attention output and every other matmul's (:func:`_odd_matmul_kept`). [-]
+    frozen : bool or array
+        Frozen base weights (LoRA, adapters on the attention projections): a linear layer
+        whose weight takes no gradient keeps no input for it (TransformerEngine's Linear,
+        LayerNormLinear and LayerNormMLP save their input only when
+        ``weight.requires_grad``: ``backward_needs_input``), so the MLP keeps neither its
+        input (2h, and 2h per routed copy) nor its second GEMM's (2f), only what its
+        activation function's backward reads; the attention projections keep theirs for the
+        adapters (Hu et al. 2021 adapt W_q and W_v; MLPerf's Llama 2 70B LoRA the attention).
+        Not under ``fp8_cache``, whose recipe counts its own. [-]
 
     Returns
     -------
@@ -162,11 +172,20 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
         attn = np.where(fp8_cache, attn8, attn)
         mlp = np.where(fp8_cache, mlp8, mlp)
         shared = np.where(fp8_cache, np.where(parallel_block, 3 * hidden, 0), shared)
+    # frozen MLP weights: no input kept for a weight gradient (the MLP input and routed
+    # copies 2h each, the second GEMM's input 2f: a third of a gated MLP's 6f, half of 4f);
+    # a parallel block's MLP reads the attention's input, which the adapters keep
+    frozen = np.logical_not(fp8_cache) & np.asarray(frozen, dtype=bool)
+    own_input = np.where(parallel_block, 0, 1)
+    frozen_mlp = np.where(frozen, 2 * hidden * (own_input + expert_inputs)
+                          + ffn_eff * 4 * np.where(gated, 1 / 3, 1 / 2), 0.0)
+    mlp = mlp - frozen_mlp
     linear = sb * (attn + mlp + norms - shared) * e
     scores = np.where(flash, flash_stats_bytes * heads * sb, 5 * heads * seq_len * sb * e)
     # not sharded without SP: norm inputs 4h, QKV and MLP inputs 2h each, two masks h each
     # (norm inputs and masks only when norm outputs are recomputed)
-    outside = np.where(fp8_cache, np.where(parallel_block, 3, 6), np.where(parallel_block, 5, 10))
+    outside = np.where(fp8_cache, np.where(parallel_block, 3, 6), np.where(parallel_block, 5, 10)) \
+        - np.where(frozen, 2 * own_input, 0)
     outside_tp = outside * sb * hidden * e
     sharded = np.where(sequence_parallel, linear / tp,
                        outside_tp + (linear - outside_tp) / tp)

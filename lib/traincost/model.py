@@ -333,9 +333,11 @@ def _layer_activations(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNam
             (w.qk_dim + w.v_dim) / 2, ffn_eff, c["tp"], c["recompute"], a.sequence_parallel,
             g.act_e, c["flash_attention"], c["parallel_block"], a.flash_stats_bytes_per_head,
             moe_share * c["top_k"])
+    frozen = c["frozen_weights"]
     stored, full = memory.activation_bytes_per_layer(*args, fp8_act, c["gated_mlp"], mla_cache,
-                                                     c["selective_policy"])
-    produced = full if not any_fp8_act else memory.activation_bytes_per_layer(*args)[1]
+                                                     c["selective_policy"], frozen)
+    produced = memory.activation_bytes_per_layer(*args)[1] \
+        if any_fp8_act or any_true(frozen) else full
     return stored, full, produced
 
 
