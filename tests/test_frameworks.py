@@ -84,11 +84,16 @@ def test_a_borrowed_framework_says_it_borrows():
     est = traincost.estimate("gaudi2", 8, model="llama2-7b", global_batch=64, tokens=1e9,
                              framework="optimum-habana")
     assert any("optimum-habana: too few published runs on Intel" in c for c in est.caveats)
-    # on AMD no framework has a factor of its own (LUMI's Megatron-DeepSpeed: one document)
+    # on AMD torchtitan has too few runs (one document); Megatron has a factor of its own
+    # (LUMI's Megatron-DeepSpeed and MLPerf's two LoRA logs), which an unstated framework
+    # there gets, as on TPUs
+    est = traincost.estimate("mi300x", 8, model="llama2-7b", global_batch=64, tokens=1e9,
+                             framework="torchtitan")
+    assert any("torchtitan: too few published runs on AMD" in c for c in est.caveats)
     est = traincost.estimate("mi300x", 8, model="llama2-7b", global_batch=64, tokens=1e9)
-    assert any("framework not given: on AMD" in c for c in est.caveats)
-    # on Intel one has (Megatron-DeepSpeed: Intel's page and MLPerf's logs), and an unstated
-    # framework there gets its factor, as on TPUs
+    assert any("an unstated framework on this family runs its GEMMs at" in c
+               for c in est.caveats)
+    # on Intel too (Megatron-DeepSpeed: Intel's page and MLPerf's logs)
     est = traincost.estimate("gaudi2", 8, model="llama2-7b", global_batch=64, tokens=1e9)
     assert any("an unstated framework on this family runs its GEMMs at" in c
                for c in est.caveats)
@@ -148,7 +153,9 @@ def test_new_runs_carry_their_pre_fit_error():
              "mlperf40-smc-lora70b-512", "mlperf41-dell-lora70b-64",
              "mlperf50-lenovo-lora70b-b200-8", "mlperf31-gaudi2-gpt3-384",
              "mlperf31-gaudi2-gpt3-256", "mlperf40-gaudi2-gpt3-1024",
-             "intellect1-10b-8-h100-nocomm"]
+             "intellect1-10b-8-h100-nocomm", "mlperf50-amd-lora70b-mi300x-8",
+             "mlperf50-amd-lora70b-mi325x-8", "mlperf51-amd-lora70b-mi300x-8",
+             "mlperf51-amd-lora70b-mi325x-8"]
     old = RUNS.loc[~RUNS.index.str.startswith(NEW) & ~RUNS.index.isin(later)]
     assert old["prefit_error_pct"].isna().all()
     assert RUNS.loc[later, "prefit_basis"].str.contains("before the row joined the fit").all()
@@ -217,14 +224,15 @@ def test_an_accelerator_of_ones_own_has_a_family_and_borrows_the_reference_facto
 
 def test_the_reference_framework_on_another_family_is_its_own_stack():
     # Megatron-DeepSpeed on LUMI's MI250X (ROCm, RCCL) and on Gaudi 2 (SynapseAI, HCCL) does
-    # not move the shared constants fitted on NVIDIA's Megatron stack: on AMD, with one
-    # document, its factor is borrowed and flagged; on Intel, with Intel's page and three
-    # MLPerf logs (6 runs, 4 documents), it is fitted on those runs alone
+    # not move the shared constants fitted on NVIDIA's Megatron stack: on AMD (LUMI's five
+    # runs and MLPerf's two MI325X LoRA logs: 7 runs, 3 documents) and on Intel (Intel's
+    # page and three MLPerf logs: 6 runs, 4 documents) it is fitted on those runs alone
     assert catalog.framework_factor("megatron", "h100-sxm5-80gb") == (1.0, "reference")
-    assert catalog.framework_factor("megatron", "mi250x-gcd") == (1.0, "borrowed")
-    factor, status = catalog.framework_factor("megatron", "gaudi2")
-    assert status == "fitted" and factor == calibration.FRAMEWORKS["megatron on Intel"]["factor"]
-    assert calibration.FRAMEWORKS["megatron on Intel"]["runs"] == 6
+    for family, accelerator, runs in (("AMD", "mi250x-gcd", 7), ("Intel", "gaudi2", 6)):
+        factor, status = catalog.framework_factor("megatron", accelerator)
+        fitted = calibration.FRAMEWORKS[f"megatron on {family}"]
+        assert status == "fitted" and factor == fitted["factor"]
+        assert fitted["runs"] == runs
     assert calibration.REFERENCE_FAMILIES == ("NVIDIA",)
     lumi = RUNS[RUNS.index.str.startswith("lumi-mi250x-176b-")]
     assert len(lumi) == 5 and (lumi["framework"] == "megatron").all()

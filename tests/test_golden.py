@@ -81,6 +81,12 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   layer's input only when its weight takes a gradient): no sweep row or estimate runs LoRA,
   so only the validation's B200 LoRA power case moves (its searched layout now fits with
   selective recompute and ZeRO-3 instead of full recompute: 1,170.5 -> 1,170.1 W).
+- Megatron on AMD fitted (issue 21: MLPerf Training v5.0 and v5.1's Llama 2 70B LoRA on
+  8 MI325X join LUMI's five MI250X runs, 7 runs in 3 documents; factor 0.849, where it
+  borrowed the reference's 1): the 520 valid sweep rows on MI250X, MI300X and MI325X (their
+  framework unstated, so the family's one fitted stack, as on TPUs and Gaudi) run 2.0%
+  faster to 17.7% slower (median +14%), estimate[5] (MI300X) 4.08 -> 4.76 s, and the
+  validation's AMD cases with them (plus the four new LoRA rows).
 """
 
 from __future__ import annotations
