@@ -242,3 +242,23 @@ def test_a_search_ranks_its_top_table_by_the_median_and_bands_it():
         set(map(tuple, top[["accelerator", "tp", "zero", "micro_batch", "recompute"]].values))
     with pytest.raises(ValueError, match="seed: -1"):
         traincost.search("h100-sxm5-80gb", 64, uncertainty=True, seed=-1, **kw)
+
+
+def test_measured_power_is_checked_against_its_interval(capsys):
+    """Issue 22: coverage measured per family, power too. Every run whose power was
+    metered gets the 80% interval of its average power per device; Patterson et al. 2021
+    (Table 4) measured GPT-3 175B's V100s at 330 W average, which must lie inside its own."""
+    from traincost import catalog, validate
+    runs = catalog.published_runs()
+    metered = runs[(runs["power_basis"] == "measured")
+                   & runs["reported_avg_power_w_per_device"].notna()]
+    t = validate.power_interval_coverage()
+    assert list(t.index) == list(metered.index)
+    assert (t["p10"] < t["p50"]).all() and (t["p50"] < t["p90"]).all()
+    assert t["inside"].equals((t["p10"] <= t["reported"]) & (t["reported"] <= t["p90"]))
+    gpt3 = t.loc["patterson-gpt3-175b"]
+    assert gpt3["reported"] == 330.0 and gpt3["inside"]
+    # the CLI reports it in its JSON and in words
+    assert main(["validate", "--family", "power", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [r["case"] for r in d["power_intervals"]] == list(metered.index)

@@ -432,7 +432,7 @@ def _validate(args) -> None:
     if args.case:
         _validate_case(args)
         return
-    from .validate import compare_published, summary
+    from .validate import compare_published, power_interval_coverage, summary
     bar, progress = _progress_bar("validate", " runs")
     try:
         table = compare_published(progress=progress)
@@ -442,10 +442,13 @@ def _validate(args) -> None:
     if args.family:
         table = table[table["family"] == args.family]
     summ = summary(table)
+    power = power_interval_coverage() if args.family in (None, "power") else None
     if args.json:
+        extra = {} if power is None else {
+            "power_intervals": power.reset_index().to_dict(orient="records")}
         print(json.dumps(_clean({"cases": table.to_dict(orient="records"),
-                                 "summary": summ.reset_index().to_dict(orient="records")}),
-                         indent=2))
+                                 "summary": summ.reset_index().to_dict(orient="records"),
+                                 **extra}), indent=2))
         return
     with pd.option_context("display.width", 200, "display.max_rows", 500,
                            "display.max_colwidth", 40, "display.float_format", "{:,.4g}".format):
@@ -479,6 +482,8 @@ def _validate(args) -> None:
               f"leave-one-out over {METRICS['fp8_cases']} fp8 runs (worst "
               f"{METRICS['fp8_loo_worst_pct']}%); `python -m traincost.calibrate` refits"))
         _print_held_out(METRICS)
+        if power is not None and len(power):
+            print(_power_intervals_line(power))
 
 
 def _print_held_out(metrics: dict) -> None:
@@ -510,6 +515,20 @@ def _print_held_out(metrics: dict) -> None:
               "interval with its source document left out: " + "; ".join(
                   f"{c} {m[f'interval_{c}_coverage_pct']}% of {m[f'interval_{c}_figures']} "
                   f"(median p90/p10 {m[f'interval_{c}_median_width']})" for c in shown)))
+
+
+def _power_intervals_line(power) -> str:
+    """One paragraph: how many measured powers lie inside their 80% interval, and which
+    do not (:func:`traincost.validate.power_interval_coverage`)."""
+    outside = power[~power["inside"]]
+    text = (f"80% power intervals: measured average power per device inside its own "
+            f"interval for {int(power['inside'].sum())} of {len(power)} runs "
+            f"({100 * power['inside'].mean():.0f}%)")
+    if len(outside):
+        text += "; outside: " + "; ".join(
+            f"{case} {_fmt(r['reported'])} W against {_fmt(r['p10'])}-{_fmt(r['p90'])} W"
+            for case, r in outside.iterrows())
+    return _wrap(text)
 
 
 def _device_counts(text):

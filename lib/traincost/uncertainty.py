@@ -60,7 +60,8 @@ from .model import evaluate, report_units
 ERROR_CLASSES = ("reference", "fitted", "borrowed", "unspecified")
 #: the outputs an interval is given for (report keys)
 INTERVAL_KEYS = ("tokens_per_s", "step_time_s", "mfu", "train_time_days", "device_hours",
-                 "facility_energy_mwh", "co2e_t", "cost_usd", "water_m3")
+                 "avg_power_w_per_device", "facility_energy_mwh", "co2e_t", "cost_usd",
+                 "water_m3")
 #: the interval's quantiles: p10, p50, p90 (an 80% interval)
 QUANTILES = (0.1, 0.5, 0.9)
 #: the grid range for the run's season, not drawn for a run with a start date (its months

@@ -453,3 +453,37 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
                     "mean_signed_pct": float(g["error_pct"].mean()),
                     "worst_case": worst["case"], "worst_pct": float(worst["error_pct"])})
     return pd.DataFrame(out).set_index("family")
+
+
+def power_interval_coverage(runs: pd.DataFrame | None = None, draws: int | None = None,
+                            seed: int = 0) -> pd.DataFrame:
+    """How often a run's measured average power per device falls inside the 80% interval
+    of its estimate (:func:`traincost.uncertainty.intervals`, ``avg_power_w_per_device``):
+    the sourced ranges of the power inputs (the busy and waiting power fractions, the
+    host's share) and the model's throughput error, drawn through the same model. [W]
+
+    Every run whose power was measured (``power_basis`` measured) at its stated layout
+    and stack, as :func:`compare_published` predicts it; a model gap spoils the time of a
+    run, not a power measured directly, so those are kept as :func:`summary` keeps them.
+
+    Returns
+    -------
+    DataFrame indexed by case with ``reported``, ``p10``, ``p50``, ``p90`` [W] and
+    ``inside`` (p10 <= reported <= p90).
+    """
+    from .uncertainty import BAND_DRAWS, intervals
+
+    runs = catalog.published_runs() if runs is None else runs
+    measured = runs[(runs["power_basis"] == "measured")
+                    & runs["reported_avg_power_w_per_device"].notna()]
+    rows = []
+    for case, row in measured.iterrows():
+        est = predict_case(row)
+        lo, mid, hi = intervals(est, draws=draws or BAND_DRAWS, seed=seed)[
+            "avg_power_w_per_device"]
+        reported = float(row["reported_avg_power_w_per_device"])
+        rows.append({"case": case, "reported": reported, "p10": lo, "p50": mid, "p90": hi,
+                     "inside": bool(lo <= reported <= hi)})
+    return pd.DataFrame(rows, columns=["case", "reported", "p10", "p50", "p90",
+                                       "inside"]).set_index("case")
+
