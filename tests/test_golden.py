@@ -92,6 +92,13 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   refits 0.8320 -> 0.8322; the four runs with FP8 attention (FP8_DPA=1) are model gaps. The
   1,314 valid fp8 sweep rows (and the frameworks' factors, a hair) move by at most 0.03%,
   with estimates 3, 5, 6 and 8 and the validation.
+- a fused attention kernel without a measurement runs at 0.65 of the 16-bit matmul ceiling
+  (MAMF), as the measured kernels' rates are of theirs (it was 0.65 of the in-model matmul
+  rate, the ceiling times the fitted GEMM efficiency and the framework's factor), and
+  MI300X's kernel is measured (AMD's AITER FAv3, forward + backward 460.9 TFLOP/s at 4,096
+  keys a query row): 2,429 of the 4,113 valid sweep rows move (step time -33% to +11%,
+  median -0.2%; MI300X's long sequences the most), Megatron on AMD refits 0.849 -> 0.805 and
+  MaxText on Google 1.676 -> 1.687; estimates 4-7, 11 and 15 with them.
 """
 
 from __future__ import annotations

@@ -117,7 +117,7 @@ def test_flash_core_does_seven_quarters_of_the_unfused_work(measured):
     # unfused core: forward 1 + backward 2 = 3 units at the matmul rate; fused causal: half
     # the square, and a backward of 2.5x its forward: 0.5 * (1 + 2.5) = 1.75 units
     # (FlashAttention-2 Alg. 2) at the device's measured FlashAttention-2 rate, or where
-    # none is known at the measured devices' median share of the matmul rate
+    # none is known at the measured devices' median share of the matmul ceiling, MAMF
     # (assumptions.unmeasured_attention_matmul_fraction). Element-wise traffic off: the
     # difference is exact.
     # The A100 rate, 189 TFLOP/s, is FlashAttention-2's at 16k causal (Dao 2023 Fig. 4d),
@@ -132,7 +132,7 @@ def test_flash_core_does_seven_quarters_of_the_unfused_work(measured):
     matmul_rate = A100.mamf_bf16_flop_per_s * a.in_model_matmul_fraction
     L0 = a.attention_half_rate_kv_tokens
     flash_rate = 189e12 * (2048 / (2048 + L0)) / (8192 / (8192 + L0)) if measured \
-        else matmul_rate * a.unmeasured_attention_matmul_fraction
+        else A100.mamf_bf16_flop_per_s * a.unmeasured_attention_matmul_fraction
     flop = 2.0 * 4096 * 4096 * 16 * (64 + 64)                    # Q K^T and P V, 1 layer
     expected = 4 * (3 * flop / matmul_rate - 1.75 * flop / flash_rate)
     assert run["materialized"] - run["flash"] == pytest.approx(expected, rel=1e-9)

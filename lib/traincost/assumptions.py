@@ -143,11 +143,12 @@ class Assumptions:
         "514.0/794.5 = 0.647, B200 cuDNN 1083.7/1745 = 0.621, GB200 1131.5/1822 = 0.621; "
         "median of the eight devices 0.647 (traincost.catalog.measured_attention_fractions)",
         "estimate",
-        "Rate of a fused (flash) attention core over the 16-bit matmul rate on a device with no "
+        "Rate of a fused (flash) attention core over the 16-bit matmul ceiling (MAMF) on a device with no "
         "fused-attention measurement (Gaudi, TPU, AMD in the catalog). Every measured device's "
         "best fused kernel runs well below its GEMM ceiling (the softmax, the online rescaling "
-        "and the causal diagonal blocks are not matmuls); taking the matmul rate instead made "
-        "such a core 1.5x too fast. Borrowed, not measured on those devices.")
+        "and the causal diagonal blocks are not matmuls); taking the in-model matmul rate "
+        "instead made such a core faster than any measured kernel. Borrowed, not measured on "
+        "those devices.")
     attention_half_rate_kv_tokens: float = _a(
         250.0, "tokens", "Dao 2023, FlashAttention-2 (arXiv:2307.08691) Fig. 4c/4d: A100 80GB "
         "SXM4, causal, forward + backward, sequence 512 to 16k at 16k tokens per batch; "

@@ -74,7 +74,7 @@ def _unmeasured_fused_says(est) -> str:
     lo, hi = catalog.measured_attention_span()
     share = est.assumptions.unmeasured_attention_matmul_fraction
     return (f"attention: no fused-attention measurement for {est.accelerator.id}, so its "
-            f"attention core runs at {share:.0%} of the 16-bit matmul rate, the median of the "
+            f"attention core runs at {share:.0%} of its 16-bit matmul ceiling, the median of the "
             f"measured devices, whose faster fused kernels reach {lo:.0%}-{hi:.0%} of their "
             "matmul ceilings (data/accelerators.csv); borrowed, not measured on this device.")
 

@@ -391,9 +391,12 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
         t, produced, flop_rate, bw, a.elementwise_traffic_factor, e) if g.moe else 0.0
     layer_mm = ((L - n_moe) * dense_mm + n_moe * moe_layer_mm) / L if g.moe \
         else (L - n_moe) * dense_mm / L             # the same sum without its zero MoE term
+    # a fused kernel's measured rate is its own; where none was measured, a share of the
+    # 16-bit matmul ceiling (MAMF, clocked), as the measured kernels' rates are of theirs
     attn_rate = performance.fused_attention_rate(
         c["attention_flop_per_s"], clock, c["attention_kv_tokens"], g.s_local,
-        a.flash_causal_work_fraction, a.attention_half_rate_kv_tokens, core_rate,
+        a.flash_causal_work_fraction, a.attention_half_rate_kv_tokens,
+        c["core_peak_flop_per_s"] * c["core_mamf_fraction"] * clock,
         a.unmeasured_attention_matmul_fraction)
     core_fwd, core_bwd_extra = performance.attention_core_time(
         core, flash, core_rate, attn_rate, a.flash_causal_work_fraction,

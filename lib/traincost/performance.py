@@ -302,8 +302,8 @@ def fused_attention_rate(measured_flop_per_s, clock_fraction, measured_kv_tokens
     from the benchmark's keys per query row to this call's (``causal_fraction * seq_len``,
     seq_len the tokens on this context-parallel rank) by :func:`attention_rate`; unscaled
     where the benchmark's keys are unknown (NaN). Where no rate was measured,
-    ``unmeasured_fraction`` of the (16-bit, clocked) matmul rate: the share the measured
-    devices' fused kernels reach
+    ``unmeasured_fraction`` of ``matmul_flop_per_s``, the device's 16-bit matmul ceiling
+    (MAMF, clocked): the share of theirs the measured devices' fused kernels reach
     (:attr:`traincost.Assumptions.unmeasured_attention_matmul_fraction`).
 
     >>> [float(fused_attention_rate(r, 1.0, np.nan, 4096, 0.5, 2048, 5e14, 0.5))
