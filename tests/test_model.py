@@ -44,7 +44,8 @@ def toy(**over) -> dict:
         site_link_bytes_per_s=np.nan, site_link_latency_s=0.0, sync_every=1,
         selective_policy=0, loss_bytes_per_logit=4.0, zero3_gathered_units=0,
         pp_keeps_gathered=False, tp_overlap_hidden_share=np.nan, gather_bytes_per_param=2.0,
-        grad_reduce_bytes_per_param=2.0,
+        grad_reduce_bytes_per_param=2.0, weight_bytes_per_param=A.weight_bytes_per_param,
+        fp8_activation_input=False,
         # the assumptions' interruptions; no start date: the grid's annual figure
         interruption_rate_per_device_s=np.nan, interruption_lost_s=np.nan,
         start_month=np.nan, **{f"grid_month_{m:02d}": 1.0 for m in range(1, 13)})

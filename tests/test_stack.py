@@ -277,6 +277,7 @@ def test_cli_stack_flags_reach_the_estimate(capsys):
                           "fp8_activations": False, "optimizer_state": "fp32",
                           "framework": "unspecified", "lora": False, "sync_every": 1,
                           "fused_loss": False, "fp8_param_gather": False,
+                          "fp8_params": False, "fp8_activation_input": False,
                           "attention_kernel_used": "materialized"}
 
 

@@ -135,6 +135,12 @@ def check_fp8_activations(stack: Stack, precision: str) -> None:
     if stack.fp8_param_gather and precision != "fp8":
         raise ValueError(f"fp8-param-gather: the weights are gathered in FP8 for FP8 GEMMs, "
                          f"so it needs precision fp8, not {precision}")
+    if stack.fp8_params and precision != "fp8":
+        raise ValueError(f"fp8-params: the weights are held in FP8 for FP8 GEMMs, so it "
+                         f"needs precision fp8, not {precision}")
+    if stack.fp8_activation_input and precision != "fp8":
+        raise ValueError(f"fp8-activation-input: the activation function's input is kept in "
+                         f"FP8 in an FP8 recipe, so it needs precision fp8, not {precision}")
 
 
 def core_precision(acc, precision: str) -> str:
@@ -327,7 +333,9 @@ def stack_memory(stack: Stack, assumptions: Assumptions = DEFAULT) -> dict:
     ``fused_loss``: ``assumptions.fused_loss_bytes_per_logit``), the units ZeRO-3 holds
     gathered (blank: 0, not modelled), whether it keeps a pipeline stage's weights
     gathered between micro-batches, the share of TP traffic its overlap hides, and the bytes
-    a parameter ZeRO-3 gathers (``fp8_param_gather``: 1).
+    a parameter ZeRO-3 gathers (``fp8_param_gather`` or ``fp8_params``: 1), the bytes a
+    weight is held in (``fp8_params``: 1) and whether the activation function keeps an FP8
+    input.
 
     >>> tt = stack_memory(Stack(framework="torchtitan"))
     >>> tt["selective_policy"], tt["loss_bytes_per_logit"]
@@ -353,9 +361,12 @@ def stack_memory(stack: Stack, assumptions: Assumptions = DEFAULT) -> dict:
             "zero3_gathered_units": 0.0 if math.isnan(units) else float(units),
             "pp_keeps_gathered": bool(row["pp_keeps_gathered"] == 1),
             "tp_overlap_hidden_share": float(row["tp_overlap_hidden_share"]),
-            # the bytes a parameter ZeRO-3 gathers
-            "gather_bytes_per_param": BYTES_PER_ELEMENT["fp8"] if stack.fp8_param_gather
-            else assumptions.weight_bytes_per_param}
+            # the bytes a parameter ZeRO-3 gathers, and a weight is held in
+            "gather_bytes_per_param": BYTES_PER_ELEMENT["fp8"]
+            if stack.fp8_param_gather or stack.fp8_params else assumptions.weight_bytes_per_param,
+            "weight_bytes_per_param": BYTES_PER_ELEMENT["fp8"] if stack.fp8_params
+            else assumptions.weight_bytes_per_param,
+            "fp8_activation_input": bool(stack.fp8_activation_input)}
 
 
 def build_stack(**inputs) -> Stack:

@@ -474,10 +474,8 @@ class Stack:
         all-to-all run on a share of the SMs beside the compute, as DeepSeek-V3's DualPipe
         does, arXiv:2412.19437 Secs. 3.2.1-3.2.2); empty for none. [-]
     balanced_pipeline : bool
-        The pipeline split counts the input embedding and the loss as one layer each, so
-        the first and last stages hold one transformer layer fewer (Llama 3, Sec. 3.3.2;
-        Megatron-Core ``--account-for-embedding-in-pipeline-split`` and
-        ``--account-for-loss-in-pipeline-split``). [-]
+        The pipeline split counts the input embedding and the loss as one layer each (Llama
+        3, Sec. 3.3.2; Megatron-Core ``--account-for-{embedding,loss}-in-pipeline-split``). [-]
     fp8_activations : bool
         DeepSeek-V3's activation recipe for FP8 training (arXiv:2412.19437 Secs. 3.2.3 and
         3.3.2), for precision fp8 only: norm outputs and MLA up-projections recomputed in the
@@ -498,19 +496,18 @@ class Stack:
         and only low-rank adapters train, so the backward pass computes the gradients of
         the activations but not of the weights (the GEMMs' backward costs one forward, not
         two), and there are no weight gradients to exchange and no optimizer state or step
-        for them; the frozen MLP keeps no inputs for weight gradients
-        (:func:`traincost.memory.activation_bytes_per_layer`, ``frozen``). The adapters'
-        own work and state (under 0.1% of a 70B model's at rank 16) are left out. [-]
+        for them, nor (:func:`traincost.memory.activation_bytes_per_layer`) MLP inputs for
+        weight gradients. The adapters' own work and state (under 0.1% of a 70B model's at
+        rank 16) are left out. [-]
     fused_loss : bool
         The loss as fused or compiled kernels (``assumptions.fused_loss_bytes_per_logit``). [-]
-    fp8_param_gather : bool
-        ZeRO-3 all-gathers the weights in FP8, 1 byte a parameter (fp8 precision only). [-]
+    fp8_param_gather, fp8_params, fp8_activation_input : bool
+        An fp8 run's FP8 habits (``traincost.options`` cites each): ZeRO-3 gathers weights in
+        FP8; weights held in FP8, 1 byte a parameter; the MLP activation's input in FP8. [-]
     sync_every : int
-        Relaxed synchrony across sites: the sites' replicas exchange their weight updates
-        once every ``sync_every`` optimizer steps (DiLoCo, Douillard et al. 2023,
-        arXiv:2311.08105: H inner steps per outer step), each site otherwise training as
-        its own data-parallel group; 1 (default): every step, fully synchronous. Only a run
-        whose data-parallel replicas cross the sites relaxes. [-]
+        Relaxed synchrony across sites (DiLoCo, arXiv:2311.08105): the sites' replicas
+        exchange their updates once every ``sync_every`` steps, each site otherwise its
+        own data-parallel group; 1 (default): every step. [-]
     """
 
     attention_kernel: str = "auto"
@@ -524,6 +521,8 @@ class Stack:
     sync_every: int = 1
     fused_loss: bool = False
     fp8_param_gather: bool = False
+    fp8_params: bool = False
+    fp8_activation_input: bool = False
 
     def __post_init__(self):
         if self.attention_kernel not in ATTENTION_KERNELS:

@@ -72,7 +72,7 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
                                bytes_per_element=2.0, flash=False, parallel_block=False,
                                flash_stats_bytes=4.0, expert_inputs=0.0, fp8_cache=False,
                                gated=True, mla_cache=np.nan, selective_policy=0,
-                               frozen=False):
+                               frozen=False, fp8_act_input=False):
     """Activations one layer stores for one micro-batch, and the full set it needs.
 
     Parameters
@@ -121,15 +121,9 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
         What selective recompute keeps (:data:`SELECTIVE_POLICIES`): 0, Megatron's, all but
         the attention scores (Korthikanti et al. [2] Sec. 5); 1, torchtitan's 'op' policy,
         the attention output and every other matmul's (:func:`_odd_matmul_kept`). [-]
-    frozen : bool or array
-        Frozen base weights (LoRA, adapters on the attention projections): a linear layer
-        whose weight takes no gradient keeps no input for it (TransformerEngine's Linear,
-        LayerNormLinear and LayerNormMLP save their input only when
-        ``weight.requires_grad``: ``backward_needs_input``), so the MLP keeps neither its
-        input (2h, and 2h per routed copy) nor its second GEMM's (2f), only what its
-        activation function's backward reads; the attention projections keep theirs for the
-        adapters (Hu et al. 2021 adapt W_q and W_v; MLPerf's Llama 2 70B LoRA the attention).
-        Not under ``fp8_cache``, whose recipe counts its own. [-]
+    frozen, fp8_act_input : bool or array
+        Frozen base weights (LoRA) and an FP8 activation-function input: what the MLP
+        keeps less, :func:`_mlp_not_kept`. [-]
 
     Returns
     -------
@@ -172,14 +166,10 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
         attn = np.where(fp8_cache, attn8, attn)
         mlp = np.where(fp8_cache, mlp8, mlp)
         shared = np.where(fp8_cache, np.where(parallel_block, 3 * hidden, 0), shared)
-    # frozen MLP weights: no input kept for a weight gradient (the MLP input and routed
-    # copies 2h each, the second GEMM's input 2f: a third of a gated MLP's 6f, half of 4f);
-    # a parallel block's MLP reads the attention's input, which the adapters keep
     frozen = np.logical_not(fp8_cache) & np.asarray(frozen, dtype=bool)
-    own_input = np.where(parallel_block, 0, 1)
-    frozen_mlp = np.where(frozen, 2 * hidden * (own_input + expert_inputs)
-                          + ffn_eff * 4 * np.where(gated, 1 / 3, 1 / 2), 0.0)
-    mlp = mlp - frozen_mlp
+    own_input = np.where(parallel_block, 0, 1)        # a parallel block's MLP reads the attention's
+    mlp = mlp - _mlp_not_kept(hidden, ffn_eff, gated, expert_inputs, own_input, frozen,
+                              np.logical_not(fp8_cache) & np.asarray(fp8_act_input, dtype=bool))
     linear = sb * (attn + mlp + norms - shared) * e
     scores = np.where(flash, flash_stats_bytes * heads * sb, 5 * heads * seq_len * sb * e)
     # not sharded without SP: norm inputs 4h, QKV and MLP inputs 2h each, two masks h each
@@ -200,6 +190,36 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
     stored = np.where(recompute_code == RECOMPUTE_CODES["full"], layer_input,
                       np.where(recompute_code == RECOMPUTE_CODES["selective"], selective, full))
     return stored, full
+
+
+def _mlp_not_kept(hidden, ffn_eff, gated, expert_inputs, own_input, frozen, fp8_act_input):
+    """What an MLP keeps less per token (counted for 2-byte activations) with frozen weights
+    or an FP8 activation-function input, neither under DeepSeek-V3's recipe. [bytes]
+
+    ``frozen`` (LoRA, adapters on the attention projections): a linear layer whose weight
+    takes no gradient keeps no input for it (TransformerEngine's Linear, LayerNormLinear and
+    LayerNormMLP save their input only when ``weight.requires_grad``:
+    ``backward_needs_input``), so the MLP keeps neither its input (2h, and 2h per routed
+    copy; ``own_input`` 0 where a parallel block's MLP reads the attention's, which the
+    adapters keep: Hu et al. 2021 adapt W_q and W_v, MLPerf's Llama 2 70B LoRA the
+    attention) nor its second GEMM's (2f: a third of a gated MLP's 6f, half of a GeLU
+    MLP's 4f), only what its activation function's backward reads.
+    ``fp8_act_input`` (Megatron-Core's ``activation_func_fp8_input_store``): the
+    activation's input, a gated MLP's two f-wide first-GEMM outputs (4f of its 6f) or a GeLU
+    MLP's f-wide input (2f of its 4f), at 1 byte an element, half its 16-bit size.
+    ``ffn_eff`` is 1.5f for a gated MLP (:func:`stored_ffn_width`).
+
+    Llama 2 7B (h 4096, f 11008, gated: ffn_eff 16512): frozen 2h + 2f = 30,208; FP8 input
+    2f = 22,016:
+
+    >>> [float(_mlp_not_kept(4096, 16512, True, 0.0, 1, fz, f8))
+    ...  for fz, f8 in ((True, False), (False, True))]
+    [30208.0, 22016.0]
+    """
+    frozen_part = np.where(frozen, 2 * hidden * (own_input + expert_inputs)
+                           + ffn_eff * 4 * np.where(gated, 1 / 3, 1 / 2), 0.0)
+    fp8_part = np.where(fp8_act_input, ffn_eff * 4 * np.where(gated, 1 / 3, 1 / 4), 0.0)
+    return frozen_part + fp8_part
 
 
 def _odd_matmul_kept(hidden, heads, kv_heads, head_dim, ffn_eff, gated, expert_inputs, tp,

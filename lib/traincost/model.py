@@ -58,6 +58,8 @@ INPUT_COLUMNS = (
     # the share of its tensor-parallel traffic a framework's TP overlap hides (NaN: the
     # window); the bytes a parameter ZeRO-3 gathers and the gradients are reduced in
     "tp_overlap_hidden_share", "gather_bytes_per_param", "grad_reduce_bytes_per_param",
+    # the bytes a weight is held in, and whether the MLP's activation keeps an FP8 input
+    "weight_bytes_per_param", "fp8_activation_input",
     # layout (cross_site: :data:`traincost.comm.CROSS_SITE_CODES`)
     "devices", "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute", "cross_site",
     # site
@@ -271,14 +273,14 @@ def memory_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace
     optimizer_bytes = np.where(c["optimizer_bf16"], a.optimizer_bf16_bytes_per_param,
                                a.optimizer_bytes_per_param) * trained
     grad_bytes = a.grad_bytes_per_param * trained
-    states = memory.model_state_bytes(dense, g.dp_cp, c["zero"], a.weight_bytes_per_param,
+    states = memory.model_state_bytes(dense, g.dp_cp, c["zero"], c["weight_bytes_per_param"],
                                       grad_bytes, optimizer_bytes)
     if g.moe:
         expert = memory.expert_params_on_device(
             expert_params, g.stage_share, c["ep"], t, c["pp"], c["experts"],
             params["moe_layers"], c["mtp_depth"] if g.mtp else 0)
         states_expert = memory.model_state_bytes(expert, g.dp_ep, c["zero"],
-                                                 a.weight_bytes_per_param, grad_bytes,
+                                                 c["weight_bytes_per_param"], grad_bytes,
                                                  optimizer_bytes)
         states = {k_: states[k_] + states_expert[k_] for k_ in states}
     else:
@@ -292,9 +294,9 @@ def memory_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace
     # (FSDPParam.to_accumulated_grad_if_needed)
     gathered = np.where(
         c["pp_keeps_gathered"] & (c["pp"] > 1) & (c["zero"] >= 3) & (g.dp_cp > 1),
-        dense * (a.weight_bytes_per_param + c["grad_reduce_bytes_per_param"] * trained),
+        dense * (c["weight_bytes_per_param"] + c["grad_reduce_bytes_per_param"] * trained),
         memory.zero3_gathered_bytes((params["layers"] - expert_params) / L, params["output"],
-                                    c["pp"], t, c["zero"], g.dp_cp, a.weight_bytes_per_param,
+                                    c["pp"], t, c["zero"], g.dp_cp, c["weight_bytes_per_param"],
                                     grad_bytes, c["zero3_gathered_units"]))
     activations = memory.stage_activation_bytes(
         stored, full, c["pp"], c["vpp"], g.m, g.layers_per_stage, g.first_stage_layers,
@@ -335,9 +337,10 @@ def _layer_activations(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNam
             moe_share * c["top_k"])
     frozen = c["frozen_weights"]
     stored, full = memory.activation_bytes_per_layer(*args, fp8_act, c["gated_mlp"], mla_cache,
-                                                     c["selective_policy"], frozen)
+                                                     c["selective_policy"], frozen,
+                                                     c["fp8_activation_input"] & c["fp8"])
     produced = memory.activation_bytes_per_layer(*args)[1] \
-        if any_fp8_act or any_true(frozen) else full
+        if any_fp8_act or any_true(frozen) or any_true(c["fp8_activation_input"]) else full
     return stored, full, produced
 
 

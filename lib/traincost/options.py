@@ -204,6 +204,13 @@ INPUTS = (
        "ZeRO-3/FSDP all-gathers the weights in FP8, 1 B a parameter instead of 2 (with "
        "--precision fp8: torchtitan's enable_fsdp_float8_all_gather, Megatron-Core's "
        "--fp8-param-gather)"),
+    _o("fp8_params", "stack", "Stack", "bool", "-",
+       "the weights held in FP8, 1 B a parameter instead of 2, and gathered so (with "
+       "--precision fp8: TransformerEngine's fp8_model_init, NeMo's fp8_params; a trained "
+       "weight keeps its fp32 master in the optimizer state)"),
+    _o("fp8_activation_input", "stack", "Stack", "bool", "-",
+       "the MLP's activation function keeps its input in FP8 for the backward pass (with "
+       "--precision fp8: Megatron-Core's activation_func_fp8_input_store)"),
     _o("framework", "stack", "Stack", "choice", "-",
        "training framework (see `traincost catalog frameworks`): its efficiency factor, "
        "fitted on its published runs, and the defaults it implies (attention kernel, "
