@@ -122,8 +122,7 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
         the attention scores (Korthikanti et al. [2] Sec. 5); 1, torchtitan's 'op' policy,
         the attention output and every other matmul's (:func:`_odd_matmul_kept`). [-]
     frozen, fp8_act_input : bool or array
-        Frozen base weights (LoRA) and an FP8 activation-function input: what the MLP
-        keeps less, :func:`_mlp_not_kept`. [-]
+        Frozen weights (LoRA), an FP8 activation input: the MLP keeps less (:func:`_mlp_not_kept`). [-]
 
     Returns
     -------
@@ -132,9 +131,9 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
 
     Notes
     -----
-    Korthikanti et al. [2] Sec. 4.1 count, for 16-bit activations and f = 4h,
-    s*b*h*(34 + 5*a*s/h) bytes per layer: attention 11*s*b*h + 5*a*s^2*b, MLP 19*s*b*h,
-    norms 4*s*b*h. We keep their terms but let the shapes vary (GQA, any f, gated MLPs):
+    Korthikanti et al. [2] Sec. 4.1 count, for 16-bit activations and f = 4h, s*b*h*(34 +
+    5*a*s/h) bytes a layer (attention 11*s*b*h + 5*a*s^2*b, MLP 19*s*b*h, norms 4*s*b*h). We
+    keep their terms but let the shapes vary (GQA, any f, gated MLPs):
     attention 2h (input) + 2ad (Q) + 4 a_kv d (K, V) + 2ad (context) + h (dropout mask),
     MLP 2h (input) + h (mask) + 4f (GPT: two f-wide tensors) or 6f (gated: three),
     and for an MoE layer 2h more per routed copy of the token (k), norms 4h; the softmax
@@ -145,9 +144,8 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
     10*s*b*h outside the tensor-parallel regions is not. Selective recompute drops the
     5*a*s^2*b term (a fused kernel never stores it: FlashAttention-2, Dao 2023,
     arXiv:2307.08691, keeps O and the log-sum-exp); full recompute keeps only the layer
-    input, 2*s*b*h (/t with SP). torchtitan's 'op' policy (``selective_policy`` 1) keeps
-    what :func:`_odd_matmul_kept` counts and the fused kernel's statistics.
-    The factor 2 in these counts is bytes_per_element.
+    input, 2*s*b*h (/t with SP). torchtitan's 'op' policy (``selective_policy`` 1) keeps what
+    :func:`_odd_matmul_kept` counts and the kernel's statistics (2 in the counts: the bytes).
     """
     sb = seq_len * micro_batch
     e = bytes_per_element / 2.0                                       # counts are for 2 bytes
@@ -166,10 +164,9 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
         attn = np.where(fp8_cache, attn8, attn)
         mlp = np.where(fp8_cache, mlp8, mlp)
         shared = np.where(fp8_cache, np.where(parallel_block, 3 * hidden, 0), shared)
-    frozen = np.logical_not(fp8_cache) & np.asarray(frozen, dtype=bool)
-    own_input = np.where(parallel_block, 0, 1)        # a parallel block's MLP reads the attention's
+    frozen, own_input = np.logical_not(fp8_cache) & frozen, np.where(parallel_block, 0, 1)
     mlp = mlp - _mlp_not_kept(hidden, ffn_eff, gated, expert_inputs, own_input, frozen,
-                              np.logical_not(fp8_cache) & np.asarray(fp8_act_input, dtype=bool))
+                              np.logical_not(fp8_cache) & fp8_act_input)
     linear = sb * (attn + mlp + norms - shared) * e
     scores = np.where(flash, flash_stats_bytes * heads * sb, 5 * heads * seq_len * sb * e)
     # not sharded without SP: norm inputs 4h, QKV and MLP inputs 2h each, two masks h each
