@@ -126,21 +126,23 @@ def site_link(sys_: System, assumptions: Assumptions = DEFAULT) -> tuple[float, 
     return bw, assumptions.site_link_latency_s if math.isnan(lat) else lat
 
 
+#: stack inputs only an fp8 run has, and why (the ValueError's words)
+FP8_ONLY_INPUTS = {
+    "fp8_activations": "DeepSeek-V3's recipe caches the inputs of FP8 GEMMs",
+    "fp8_param_gather": "the weights are gathered in FP8 for FP8 GEMMs",
+    "fp8_params": "the weights are held in FP8 for FP8 GEMMs",
+    "fp8_activation_input": "the activation function's input is kept in FP8 in an FP8 recipe",
+}
+
+
 def check_fp8_activations(stack: Stack, precision: str) -> None:
-    """ValueError (naming ``fp8-activations`` or ``fp8-param-gather``) for an FP8 recipe at
-    another precision: only fp8 runs have FP8 GEMMs whose inputs or weights are FP8."""
-    if stack.fp8_activations and precision != "fp8":
-        raise ValueError(f"fp8-activations: DeepSeek-V3's recipe caches the inputs of FP8 "
-                         f"GEMMs, so it needs precision fp8, not {precision}")
-    if stack.fp8_param_gather and precision != "fp8":
-        raise ValueError(f"fp8-param-gather: the weights are gathered in FP8 for FP8 GEMMs, "
-                         f"so it needs precision fp8, not {precision}")
-    if stack.fp8_params and precision != "fp8":
-        raise ValueError(f"fp8-params: the weights are held in FP8 for FP8 GEMMs, so it "
-                         f"needs precision fp8, not {precision}")
-    if stack.fp8_activation_input and precision != "fp8":
-        raise ValueError(f"fp8-activation-input: the activation function's input is kept in "
-                         f"FP8 in an FP8 recipe, so it needs precision fp8, not {precision}")
+    """ValueError (naming the flag, e.g. ``fp8-activations``) for an FP8 recipe at another
+    precision (:data:`FP8_ONLY_INPUTS`): only fp8 runs have FP8 GEMMs whose inputs or
+    weights are FP8."""
+    for name, why in FP8_ONLY_INPUTS.items():
+        if getattr(stack, name) and precision != "fp8":
+            raise ValueError(f"{name.replace('_', '-')}: {why}, so it needs precision fp8, "
+                             f"not {precision}")
 
 
 def core_precision(acc, precision: str) -> str:
