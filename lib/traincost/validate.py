@@ -479,7 +479,7 @@ def power_interval_coverage(runs: pd.DataFrame | None = None, draws: int | None 
     rows = []
     for case, row in measured.iterrows():
         est = predict_case(row)
-        lo, mid, hi = intervals(est, draws=draws or BAND_DRAWS, seed=seed)[
+        lo, mid, hi = intervals(est, draws=BAND_DRAWS if draws is None else draws, seed=seed)[
             "avg_power_w_per_device"]
         reported = float(row["reported_avg_power_w_per_device"])
         rows.append({"case": case, "reported": reported, "p10": lo, "p50": mid, "p90": hi,

@@ -52,7 +52,7 @@ def figure_png(fig: Figure, dpi: int = 100) -> bytes:
 
     One Agg draw, encoded by Pillow at a light compression level: ``savefig`` draws a
     constrained-layout figure twice, and a widget redraws its charts on every change
-    (issue 26: a widget answers in 0.5 s). The image is the same one ``savefig`` writes."""
+    (issue 26: a widget answers in 0.5 s). The pixels are those ``savefig`` writes."""
     from io import BytesIO
 
     from matplotlib.backends.backend_agg import FigureCanvasAgg
