@@ -226,19 +226,23 @@ def test_an_accelerator_of_ones_own_has_a_family_and_borrows_the_reference_facto
 
 
 def test_the_reference_framework_on_another_family_is_its_own_stack():
-    # Megatron-DeepSpeed on LUMI's MI250X (ROCm, RCCL) and on Gaudi 2 (SynapseAI, HCCL) does
-    # not move the shared constants fitted on NVIDIA's Megatron stack: on AMD (LUMI's five
-    # runs and MLPerf's two MI325X LoRA logs: 7 runs, 3 documents) and on Intel (Intel's
-    # page and three MLPerf logs: 6 runs, 4 documents) it is fitted on those runs alone
+    # Megatron-Core/NeMo on AMD's MI300X and MI325X (ROCm, RCCL: MLPerf's LoRA logs, v5.0 and
+    # v5.1: 4 runs, 2 documents) and Megatron-DeepSpeed on Gaudi 2 (SynapseAI, HCCL: Intel's
+    # page and three MLPerf logs: 6 runs, 4 documents) do not move the shared constants
+    # fitted on NVIDIA's Megatron stack: each is fitted on its own runs alone
     assert catalog.framework_factor("megatron", "h100-sxm5-80gb") == (1.0, "reference")
-    for family, accelerator, runs in (("AMD", "mi250x-gcd", 7), ("Intel", "gaudi2", 6)):
-        factor, status = catalog.framework_factor("megatron", accelerator)
-        fitted = calibration.FRAMEWORKS[f"megatron on {family}"]
+    for framework, family, accelerator, runs in (("megatron", "AMD", "mi300x", 4),
+                                                 ("megatron-deepspeed", "Intel", "gaudi2", 6)):
+        factor, status = catalog.framework_factor(framework, accelerator)
+        fitted = calibration.FRAMEWORKS[f"{framework} on {family}"]
         assert status == "fitted" and factor == fitted["factor"]
         assert fitted["runs"] == runs
     assert calibration.REFERENCE_FAMILIES == ("NVIDIA",)
+    # Megatron-DeepSpeed (DeepSpeed's pipeline engine) is not Megatron-Core: LUMI's five
+    # MI250X runs, one document, borrow the reference factor
     lumi = RUNS[RUNS.index.str.startswith("lumi-mi250x-176b-")]
-    assert len(lumi) == 5 and (lumi["framework"] == "megatron").all()
+    assert len(lumi) == 5 and (lumi["framework"] == "megatron-deepspeed").all()
+    assert catalog.framework_factor("megatron-deepspeed", "mi250x-gcd") == (1.0, "borrowed")
     assert set(lumi["prefit_error_pct"].round(1)) == {-24.3, -24.8, -25.4, -25.2, -30.3}
 
 

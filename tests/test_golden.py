@@ -109,6 +109,14 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   search had chosen full: MaxText on Google refits 1.687 -> 1.486, so the 855 valid TPU
   sweep rows (their framework unstated, the family's one fitted stack) run up to 13% slower
   (median +9.4%), estimate[4] (TPU v5p) 0.994 -> 1.092 s, with the TPU validation cases.
+- --recompute-fraction (full recompute of a share of the layers; 1, every layer, by
+  default: no sweep row moves for it, and every estimate's stack gains the key), set on
+  MLPerf's two MI300X LoRA rows (21 of 80 layers), which then join the fit; and
+  Megatron-DeepSpeed as its own framework (LUMI's, Gaudi 2's, MT-NLG's, Frontier's and
+  BLOOM's rows): Megatron on AMD is now fitted on MLPerf's four MI300X/MI325X LoRA runs
+  alone and refits 0.805 -> 1.207, so the 520 valid MI250X/MI300X/MI325X sweep rows (their
+  framework unstated, the family's one fitted stack) run up to 33% faster (median -25%),
+  estimate[5] (MI300X) 4.570 -> 3.315 s, with the AMD validation cases.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ def toy(**over) -> dict:
         selective_policy=0, loss_bytes_per_logit=4.0, zero3_gathered_units=0,
         pp_keeps_gathered=False, tp_overlap_hidden_share=np.nan, gather_bytes_per_param=2.0,
         grad_reduce_bytes_per_param=2.0, weight_bytes_per_param=A.weight_bytes_per_param,
-        fp8_activation_input=False,
+        fp8_activation_input=False, recompute_fraction=1.0,
         # the assumptions' interruptions; no start date: the grid's annual figure
         interruption_rate_per_device_s=np.nan, interruption_lost_s=np.nan,
         start_month=np.nan, **{f"grid_month_{m:02d}": 1.0 for m in range(1, 13)})

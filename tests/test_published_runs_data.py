@@ -35,7 +35,7 @@ BY_CONSTRUCTION = {"device_hours_x_power_x_pue", "dynamic_only"}
 def test_columns_in_contract_order():
     assert list(RUNS.columns) == (
         "id name run_type model_preset accelerator devices tp pp dp cp ep vpp global_batch "
-        "micro_batch seq_len recompute precision attention_kernel parallel_block overlap "
+        "micro_batch seq_len recompute recompute_fraction precision attention_kernel parallel_block overlap "
         "balanced_pipeline fp8_activations optimizer_state lora fused_loss fp8_param_gather fp8_params "
         "fp8_activation_input zero "
         "power_cap_w tokens "

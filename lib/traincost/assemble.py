@@ -233,6 +233,7 @@ def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
         "optimizer_bf16": stack.optimizer_state == "bf16",
         "sync_every": stack.sync_every,
         "frozen_weights": stack.lora,
+        "recompute_fraction": stack.recompute_fraction,
         "devices": sys_.devices,
         "cross_site": comm.CROSS_SITE_CODES["dp"],
         **layout_cols,
@@ -394,14 +395,27 @@ def build_stack(**inputs) -> Stack:
 
 def framework_knobs(fixed: dict, stack: Stack) -> dict:
     """The layout knobs ``fixed`` (:func:`fixed_knobs`) with the sharding ``stack``'s
-    framework implies where ZeRO is open (FSDP frameworks: 3); otherwise as given.
+    framework implies where ZeRO is open (FSDP frameworks: 3), and full recompute where
+    the stack recomputes a share of the layers (``recompute_fraction`` < 1: a share of
+    full recompute; ValueError naming ``recompute-fraction`` beside another mode);
+    otherwise as given.
 
     >>> framework_knobs({"zero": None, "tp": 2}, Stack(framework="torchtitan"))
     {'zero': 3, 'tp': 2}
+    >>> framework_knobs({"recompute": None}, Stack(recompute_fraction=0.25))
+    {'recompute': 2}
     """
     zero = catalog.framework(stack.framework)["zero"]
     if fixed.get("zero") is None and not (isinstance(zero, float) and math.isnan(zero)):
-        return {**fixed, "zero": int(zero)}
+        fixed = {**fixed, "zero": int(zero)}
+    if stack.recompute_fraction < 1:
+        full = layout.knob_code("recompute", "full")
+        if fixed.get("recompute") not in (None, full):
+            mode = layout.knob_value("recompute", fixed["recompute"])
+            raise ValueError(f"recompute-fraction: {stack.recompute_fraction:g} is a share of "
+                             f"the layers under full recompute, not {mode} (give --recompute "
+                             "full, or leave it open)")
+        fixed = {**fixed, "recompute": full}
     return fixed
 
 

@@ -508,6 +508,11 @@ class Stack:
         Relaxed synchrony across sites (DiLoCo, arXiv:2311.08105): the sites' replicas
         exchange their updates once every ``sync_every`` steps, each site otherwise its
         own data-parallel group; 1 (default): every step. [-]
+    recompute_fraction : float
+        The share of each pipeline stage's layers that full recomputation covers, the rest
+        recomputing nothing (Megatron-Core ``--recompute-method block
+        --recompute-num-layers k``: k of the stage's L/p layers; checkpointing every n-th
+        block: 1/n); 1 (default): every layer. Full recompute only. [-]
     """
 
     attention_kernel: str = "auto"
@@ -523,6 +528,7 @@ class Stack:
     fp8_param_gather: bool = False
     fp8_params: bool = False
     fp8_activation_input: bool = False
+    recompute_fraction: float = 1.0
 
     def __post_init__(self):
         if self.attention_kernel not in ATTENTION_KERNELS:
@@ -535,6 +541,10 @@ class Stack:
         if not isinstance(self.framework, str) or not self.framework:
             raise ValueError(f"framework: {self.framework!r} is not a framework id")
         _check_number("sync-every", self.sync_every, minimum=0, integer=True)
+        _check_number("recompute-fraction", self.recompute_fraction, minimum=0)
+        if self.recompute_fraction > 1:
+            raise ValueError(f"recompute-fraction: {self.recompute_fraction!r} must be <= 1 "
+                             f"(the share of a stage's layers that full recompute covers)")
 
     @property
     def overlaps(self) -> frozenset:

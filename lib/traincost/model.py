@@ -51,6 +51,8 @@ INPUT_COLUMNS = (
     "flash_attention", "parallel_block", "tp_overlap", "pp_overlap", "dp_overlap",
     "ep_overlap", "balanced_pipeline", "fp8_activations", "optimizer_bf16", "sync_every",
     "frozen_weights",
+    # the share of a stage's layers full recompute covers (1: all; the rest recompute none)
+    "recompute_fraction",
     # the framework's memory habits (assemble.stack_memory): what selective recompute
     # keeps, the loss's bytes per logit, the units ZeRO-3 holds gathered, and whether it
     # keeps a pipeline stage gathered
@@ -165,9 +167,39 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     copies of a token when the expert group spans nodes under node-limited routing; a
     stack overlapping it (``ep_overlap``) hides it behind the micro-batch's compute, which
     then runs on the SMs it leaves, ``t_compute / (1 - ep_overlap_comm_sm_fraction)``
-    (DeepSeek-V3 Secs. 3.2.1-3.5.1).
+    (DeepSeek-V3 Secs. 3.2.1-3.5.1). Full recompute of a share f of each stage's layers
+    (``recompute_fraction`` < 1, the others recomputing nothing: Megatron-Core's block
+    method) costs ``f`` of full recompute's step and memory parts plus ``1 - f`` of no
+    recompute's, each a sum over the layers, and holds the one layer a recompute rebuilds
+    whole once, as full recompute does.
     """
     a = assumptions
+    g, w, parts, mem, shard = _step_and_memory(c, a)
+    partial = g.full_rc & (c["recompute_fraction"] < 1)
+    if any_true(partial):
+        # full recompute of a share f of the layers, none of the others: the per-layer
+        # work, traffic and kept activations add up layer by layer, so the step's and the
+        # memory's parts are f of full recompute's plus (1 - f) of none's, and the one
+        # layer a recompute rebuilds is live whole once, as under full recompute
+        plain = {**c, "recompute": np.where(partial, workload.RECOMPUTE_CODES["none"],
+                                            c["recompute"])}
+        _, w_none, parts_none, mem_none, _ = _step_and_memory(plain, a)
+        f = np.where(partial, c["recompute_fraction"], 1.0)
+        parts = {k_: f * v_ + (1 - f) * parts_none[k_] for k_, v_ in parts.items()}
+        mem = {k_: f * v_ + (1 - f) * mem_none[k_] for k_, v_ in mem.items()}
+        mem["activations"] = mem["activations"] + (1 - f) * shard.recomputing
+        w = SimpleNamespace(**{**vars(w), "hw_fpt": f * w.hw_fpt + (1 - f) * w_none.hw_fpt})
+    out = footprint_stage(c, a, g, w, parts, sum(mem.values()))
+    out.update({f"step_{k_}_s": v_ for k_, v_ in parts.items()})
+    out.update({f"memory_{k_}_bytes": v_ for k_, v_ in mem.items()})
+    return out
+
+
+def _step_and_memory(c: dict, a: Assumptions) -> tuple:
+    """The stages up to the step's parts: ``(g, w, parts, mem, shard)``, the layout's
+    geometry, the workload, the step's parts (:data:`STEP_PARTS`, times
+    ``model_error_factor``), the memory's (:data:`MEMORY_PARTS`) and :func:`memory_stage`'s
+    namespace. [s, bytes]"""
     g = layout_stage(c)
     w = workload_stage(c)
     mem, shard = memory_stage(c, a, g, w)
@@ -175,10 +207,7 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     mb = microbatch_comm_stage(c, a, g, w, comp)
     dp = data_parallel_stage(c, a, g, w, shard, comp)
     parts = {k_: v_ * c["model_error_factor"] for k_, v_ in step_stage(g, comp, mb, dp).items()}
-    out = footprint_stage(c, a, g, w, parts, sum(mem.values()))
-    out.update({f"step_{k_}_s": v_ for k_, v_ in parts.items()})
-    out.update({f"memory_{k_}_bytes": v_ for k_, v_ in mem.items()})
-    return out
+    return g, w, parts, mem, shard
 
 
 def layout_stage(c: dict) -> SimpleNamespace:
@@ -310,7 +339,8 @@ def memory_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace
         "reserved": np.full_like(np.asarray(activations, dtype=float),
                                  a.framework_reserved_bytes),
     }
-    return parts, SimpleNamespace(dense=dense, expert=expert, produced=produced)
+    return parts, SimpleNamespace(dense=dense, expert=expert, produced=produced,
+                                  recomputing=np.where(g.full_rc, full, 0.0))
 
 
 def _layer_activations(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace):

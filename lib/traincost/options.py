@@ -211,6 +211,11 @@ INPUTS = (
     _o("fp8_activation_input", "stack", "Stack", "bool", "-",
        "the MLP's activation function keeps its input in FP8 for the backward pass (with "
        "--precision fp8: Megatron-Core's activation_func_fp8_input_store)"),
+    _o("recompute_fraction", "stack", "Stack", "float", "-",
+       "the share of each pipeline stage's layers that full recompute covers, the others "
+       "recomputing nothing (Megatron-Core --recompute-method block --recompute-num-layers "
+       "k: k / (L/p); checkpointing every n-th block: 1/n); default 1, every layer; with "
+       "--recompute full or searched", maximum=1),
     _o("framework", "stack", "Stack", "choice", "-",
        "training framework (see `traincost catalog frameworks`): its efficiency factor, "
        "fitted on its published runs, and the defaults it implies (attention kernel, "

@@ -98,8 +98,9 @@ def case_inputs(row: pd.Series, assumptions: Assumptions = DEFAULT) -> tuple[dic
                       tokens=float(row["tokens"]) if _given(row.get("tokens")) else None)
     # the run's software stack, as stated: the table's stack columns (0/1 for flags), and
     # the defaults the run's framework implies
-    stack = build_stack(**{k: bool(int(row[k])) if options.option(k).kind == "bool"
-                           else str(row[k]) for k in STACK_INPUTS if _given(row.get(k))})
+    kinds = {"bool": lambda v: bool(int(v)), "float": float, "int": int}
+    stack = build_stack(**{k: kinds.get(options.option(k).kind, str)(row[k])
+                           for k in STACK_INPUTS if _given(row.get(k))})
     if not _given(row.get("tokens")) and _given(row.get("total_flop")):
         # the source states the work, not the tokens (Patterson et al. 2021 Table 4):
         # run as many tokens as make the model FLOP equal to it
