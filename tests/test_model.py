@@ -28,7 +28,7 @@ def toy(**over) -> dict:
     c.update(
         peak_flop_per_s=1.0, mamf_fraction=1.0, core_peak_flop_per_s=1.0, core_mamf_fraction=1.0,
         fp8=False, attention_flop_per_s=np.nan,
-        attention_kv_tokens=np.nan, framework_matmul_factor=1.0, mamf_measured=True,
+        attention_kv_tokens=np.nan, attention_rate_share=1.0, framework_matmul_factor=1.0, mamf_measured=True,
         model_error_factor=1.0,
         hbm_bytes=1e12, hbm_bytes_per_s=np.inf, tdp_w=400.0,
         idle_w=100.0, power_cap_w=400.0, scaleup_domain_devices=8, scaleup_bytes_per_s=1e11,
@@ -188,3 +188,16 @@ def test_ownership_rows_beside_rental_rows():
         system * wall_h / (A.ownership_lifetime_years * 8766) + building)
     assert out["electricity_usd"][1] == pytest.approx(out["facility_energy_j"] / 3.6e6 * 0.1)
     assert (out["depreciation_usd"][0], out["electricity_usd"][0]) == (0.0, 0.0)
+
+
+def test_triton_attention_runs_its_share_of_the_fused_rate():
+    """A fused core executes the causal half of its square, 64 x 0.5 = 32 FLOP forward and
+    2.5 x 32 = 80 backward (FlashAttention-2's Algorithm 2), 112 FLOP at the kernel's rate:
+    at 100 FLOP/s, 1.12 s; the Triton kernel at 0.43 of it (Dao 2023, FlashAttention-2
+    Fig. 4d), 112 / 43 s. Nothing else moves."""
+    fused = dict(flash_attention=True, attention_flop_per_s=100.0)
+    flash = model.evaluate(toy(**fused))
+    triton = model.evaluate(toy(**fused, attention_rate_share=A.triton_attention_flash2_fraction))
+    assert A.triton_attention_flash2_fraction == 0.43
+    assert triton["step_compute_s"] - flash["step_compute_s"] == pytest.approx(
+        112 / 43 - 112 / 100, rel=1e-9)

@@ -491,8 +491,7 @@ def test_leave_one_document_out_meets_issue_21s_target(document_held_out):
 
 
 @pytest.mark.xfail(strict=True, reason="issue 21's worst-case target (<= 25%) is not met: "
-                   "llm-foundry's 2023-10 campaign (46%: its MPT-1B FP8 at 8,192 tokens on "
-                   "H100), Intel's Gaudi 2 page (37%: its 7B TP 1 row and MLPerf's GPT-3 "
+                   "Intel's Gaudi 2 page (37%: its 7B TP 1 row and MLPerf's GPT-3 "
                    "logs pull Megatron-DeepSpeed on Intel's factor opposite ways), "
                    "torchtitan's 2024-12 benchmarks (31%)")
 def test_leave_one_document_out_worst_case(document_held_out):

@@ -149,11 +149,27 @@ class Assumptions:
         "and the causal diagonal blocks are not matmuls); taking the in-model matmul rate "
         "instead made such a core faster than any measured kernel. Borrowed, not measured on "
         "those devices.")
+    triton_attention_flash2_fraction: float = _a(
+        0.43, "fraction", "Dao 2023, FlashAttention-2 (arXiv:2307.08691) Fig. 4d, A100 80GB "
+        "SXM4, causal, head dim 128, forward + backward (the bar labels of "
+        "Dao-AILab/flash-attention assets/flash2_a100_fwd_bwd_benchmark.png): FlashAttention "
+        "Triton 68, 74, 78, 80 TFLOP/s against FlashAttention-2 155, 173, 182, 189 at 2k-16k "
+        "tokens = 0.44, 0.43, 0.43, 0.42 (head dim 64: 0.56-0.47); FlashAttention-1, which "
+        "Tri Dao finds his Triton kernel slightly slower than, 0.44-0.45 of it. llm-foundry's "
+        "benchmarks ran it: attn_impl 'triton', the default of "
+        "scripts/train/benchmarking/submit_benchmarks.py at 9fa3ceb9, b2a43a14 and 5e85bd62, "
+        "which sweep.sh does not override", "estimate",
+        "Rate of the 2022-2023 Triton FlashAttention kernel (attention kernel 'triton') over "
+        "FlashAttention-2's on the same device, at head dim 128 (most of the models that ran "
+        "it). Measured on A100 only; on H100 borrowed: the kernel, like FlashAttention-2, runs "
+        "Ampere's tensor-core instructions there.")
     attention_half_rate_kv_tokens: float = _a(
         250.0, "tokens", "Dao 2023, FlashAttention-2 (arXiv:2307.08691) Fig. 4c/4d: A100 80GB "
         "SXM4, causal, forward + backward, sequence 512 to 16k at 16k tokens per batch; "
         "head dim 64 (88, 119, 140, 156, 165, 171 TFLOP/s, the figure's text layer) gives "
-        "L0 = 257, head dim 128 (99, 131, 155, 182, 189, 189, a transcription) L0 = 247. "
+        "L0 = 252, head dim 128 (99, 133, 155, 173, 182, 189, the bar labels of "
+        "Dao-AILab/flash-attention assets/flash2_a100_fwd_bwd_benchmark.png) L0 = 242 "
+        "(least squares of rate_max L/(L + L0) over the six bars). "
         "Shah et al. 2024, FlashAttention-3 (arXiv:2407.08608) Fig. 5d, H100 causal forward: "
         "FlashAttention-2 L0 = 204, cuDNN 192, FlashAttention-3 304", "estimate",
         "L0 in rate(L) = rate_max * L/(L + L0), L the keys per query row a fused attention "

@@ -79,6 +79,15 @@ def _unmeasured_fused_says(est) -> str:
             "matmul ceilings (data/accelerators.csv); borrowed, not measured on this device.")
 
 
+def _triton_says(est) -> str:
+    share = est.assumptions.triton_attention_flash2_fraction
+    where = "as measured on A100" if est.accelerator.id.startswith("a100") else \
+        "a share measured on A100 and borrowed here"
+    return (f"triton attention: the 2022-2023 Triton FlashAttention runs at {share:.0%} of "
+            f"FlashAttention-2's rate ({where}: Dao 2023, FlashAttention-2 Fig. 4d, causal, "
+            "head dim 128); today's stacks run FlashAttention-2 or cuDNN.")
+
+
 def _cudnn_unmeasured_says(est) -> str:
     return (f"cudnn attention: no cuDNN fused-attention measurement for {est.accelerator.id}; "
             "its flash-attention rate is used (TransformerEngine finds flash-attention the "
@@ -261,6 +270,9 @@ RULES = (
          _no_mamf_says, "data/accelerators.csv (mamf_bf16_flop_per_s)"),
     Rule("unmeasured-fused-attention", _unmeasured_fused, _unmeasured_fused_says,
          "data/accelerators.csv (attention_*_flop_per_s)"),
+    Rule("triton-attention", lambda est: _kernel(est) == "triton", _triton_says,
+         "Dao 2023, FlashAttention-2 (arXiv:2307.08691) Fig. 4d "
+         "(Assumptions.triton_attention_flash2_fraction)"),
     Rule("unmeasured-cudnn-attention",
          lambda est: _kernel(est) == "cudnn" and not est.accelerator.measured_attention("cudnn"),
          _cudnn_unmeasured_says, "data/accelerators.csv (attention_cudnn_bf16_flop_per_s)"),

@@ -224,7 +224,8 @@ class Accelerator:
     def attention_flop_per_s(self, kernel: str) -> float:
         """Measured throughput of a fused attention ``kernel`` on this device [FLOP/s].
 
-        ``"flash"``: FlashAttention-2's; ``"cudnn"``: cuDNN's fused attention where it was
+        ``"flash"`` and ``"triton"``: FlashAttention-2's (the Triton kernel runs a share of
+        it, ``traincost.model``); ``"cudnn"``: cuDNN's fused attention where it was
         measured (H100 SXM: 514 TFLOP/s, 1.59x flash-attn in the same TransformerEngine
         benchmark), else the flash figure (see :meth:`measured_attention`); ``"auto"``:
         the faster of the two (:meth:`attention_kernel_used`). NaN when the device has
@@ -234,22 +235,27 @@ class Accelerator:
         kernel = self.attention_kernel_used(kernel)
         if kernel == "cudnn" and not math.isnan(self.attention_cudnn_bf16_flop_per_s):
             return self.attention_cudnn_bf16_flop_per_s
+        # triton: FlashAttention-2's, which the model scales by the Triton kernel's share
         return self.attention_bf16_flop_per_s if kernel in FUSED_ATTENTION_KERNELS else math.nan
 
     def measured_attention(self, kernel: str) -> bool:
         """Whether ``kernel``'s own throughput was measured on this device (never for the
         ``"materialized"`` softmax, which runs at the matmul rate). [-]"""
         kernel = self.attention_kernel_used(kernel)
-        rate = {"flash": self.attention_bf16_flop_per_s,
+        # the Triton kernel's rate is a measured share of FlashAttention-2's
+        rate = {"flash": self.attention_bf16_flop_per_s, "triton": self.attention_bf16_flop_per_s,
                 "cudnn": self.attention_cudnn_bf16_flop_per_s}.get(kernel, math.nan)
         return not math.isnan(rate)
 
 
 #: attention kernels a workload may run (see :class:`Workload`); ``auto`` is the faster
 #: measured fused kernel on the device (:meth:`Accelerator.attention_kernel_used`)
-ATTENTION_KERNELS = ("auto", "flash", "cudnn", "materialized")
-#: the fused ones: the flash algorithm (tiled, causal blocks skipped, scores recomputed)
-FUSED_ATTENTION_KERNELS = ("auto", "flash", "cudnn")
+ATTENTION_KERNELS = ("auto", "flash", "cudnn", "triton", "materialized")
+#: the fused ones: the flash algorithm (tiled, causal blocks skipped, scores recomputed);
+#: ``triton`` is the 2022-2023 Triton FlashAttention (Tri Dao's flash_attn_triton, as
+#: llm-foundry's attn_impl triton ran it), priced as a share of FlashAttention-2's rate
+#: (:attr:`traincost.Assumptions.triton_attention_flash2_fraction`)
+FUSED_ATTENTION_KERNELS = ("auto", "flash", "cudnn", "triton")
 #: communication a software stack may overlap with compute (see :class:`Workload`)
 OVERLAP_KINDS = ("tp", "pp", "dp", "ep")
 #: precision of the Adam state (Workload.optimizer_state)
@@ -513,6 +519,12 @@ class Stack:
         recomputing nothing (Megatron-Core ``--recompute-method block
         --recompute-num-layers k``: k of the stage's L/p layers; checkpointing every n-th
         block: 1/n); 1 (default): every layer. Full recompute only. [-]
+    shard_group : int
+        Hybrid sharding: the data-parallel ranks (of one site) that shard the weights,
+        gradients and optimizer state together under ZeRO 1-3, the groups being replicas
+        that all-reduce their gradient shards across (PyTorch FSDP's HYBRID_SHARD, a node
+        by default; MaxText's FSDP inside a TPU slice and data parallelism across slices);
+        0 (default): all of them, one flat group. [-]
     """
 
     attention_kernel: str = "auto"
@@ -529,6 +541,7 @@ class Stack:
     fp8_params: bool = False
     fp8_activation_input: bool = False
     recompute_fraction: float = 1.0
+    shard_group: int = 0
 
     def __post_init__(self):
         if self.attention_kernel not in ATTENTION_KERNELS:
@@ -542,6 +555,8 @@ class Stack:
             raise ValueError(f"framework: {self.framework!r} is not a framework id")
         _check_number("sync-every", self.sync_every, minimum=0, integer=True)
         _check_number("recompute-fraction", self.recompute_fraction, minimum=0)
+        _check_number("shard-group", self.shard_group, minimum=0, exclusive=False,
+                      integer=True)
         if self.recompute_fraction > 1:
             raise ValueError(f"recompute-fraction: {self.recompute_fraction!r} must be <= 1 "
                              f"(the share of a stage's layers that full recompute covers)")

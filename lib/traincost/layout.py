@@ -53,6 +53,14 @@ def _sites(c: dict):
     return c.get("sites", 1)
 
 
+def _site_dp(c: dict):
+    """The data-parallel ranks of one site: all of them, or a share where the replicas are
+    split over the sites."""
+    dp = c["devices"] // (c["tp"] * c["pp"] * c["cp"])
+    across = (_sites(c) > 1) & (c.get("cross_site", 0) == CROSS_SITE_CODES["dp"])
+    return np.where(across, dp // _sites(c), dp)
+
+
 # (field, predicate that must hold, message) - evaluated in order; messages are formatted
 # with the layout's values, so each names the field, its value and what is allowed, and
 # with a word for each field ({F_tp}, ...): the CLI's flag (:data:`FLAGS`), or a caller's
@@ -82,6 +90,14 @@ RULES = (
                                                   * c["micro_batch"]) == 0,
      "{F_global_batch} {global_batch} must be a multiple of dp*micro-batch "
      "(dp = devices/(tp*pp*cp) = {devices}/({tp}*{pp}*{cp}), micro-batch {micro_batch})"),
+    # hybrid sharding: the shard groups tile a site's data-parallel ranks, and shard (ZeRO)
+    ("shard-group", lambda c: (c.get("shard_group", 0) == 0)
+     | (_site_dp(c) % np.maximum(c.get("shard_group", 0), 1) == 0),
+     "{F_shard_group} {shard_group} must divide the data-parallel ranks of a site, "
+     "devices/(tp*pp*cp) = {devices}/({tp}*{pp}*{cp}) over the sites {sites}"),
+    ("shard-group", lambda c: (c.get("shard_group", 0) == 0) | (c.get("zero", 1) >= 1),
+     "{F_shard_group} {shard_group} shards the model states within its group: it needs "
+     "ZeRO 1-3, not {zero}"),
     # a run over several sites splits the devices, and the crossing dimension, evenly (a
     # layout without ``sites`` is on one site)
     ("sites", lambda c: c["devices"] % _sites(c) == 0,
@@ -105,7 +121,8 @@ def arch_columns(spec, devices, sites=1) -> dict:
     return {"heads": wl.heads, "kv_heads": wl.kv_heads_effective,
             "layers": wl.layers, "seq_len": job.seq_len, "experts": wl.experts,
             "devices": devices, "global_batch": job.global_batch,
-            "balanced_pipeline": bool(spec.stack.balanced_pipeline), "sites": sites}
+            "balanced_pipeline": bool(spec.stack.balanced_pipeline), "sites": sites,
+            "shard_group": spec.stack.shard_group}
 
 
 def valid(c: dict) -> np.ndarray:
@@ -126,7 +143,7 @@ DP_RULE = ("dp", lambda c: np.isnan(c["dp"]) | (c["dp"] == c["devices"] // (c["t
 #: the fields the rules' messages name, and the CLI's flag for each
 FLAGS = {k: "--" + k.replace("_", "-") for k in ("tp", "pp", "cp", "ep", "vpp", "dp",
                                                  "devices", "seq_len", "global_batch",
-                                                 "cross_site", "sites")}
+                                                 "cross_site", "sites", "shard_group")}
 
 
 class LayoutError(ValueError):

@@ -24,6 +24,7 @@ from .units import (GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH, SECOND
 INPUT_COLUMNS = (
     # accelerator (at the chosen precision)
     "peak_flop_per_s", "mamf_fraction", "fp8", "fp8_units", "attention_flop_per_s",
+    "attention_rate_share",
     # the same at the precision of the attention core's matmuls (16 bits for an fp8 run)
     "core_peak_flop_per_s", "core_mamf_fraction",
     "attention_kv_tokens", "framework_matmul_factor", "mamf_measured",
@@ -53,6 +54,8 @@ INPUT_COLUMNS = (
     "frozen_weights",
     # the share of a stage's layers full recompute covers (1: all; the rest recompute none)
     "recompute_fraction",
+    # hybrid sharding: the data-parallel ranks sharding together (0: all of a site's)
+    "shard_group",
     # the framework's memory habits (assemble.stack_memory): what selective recompute
     # keeps, the loss's bytes per logit, the units ZeRO-3 holds gathered, and whether it
     # keeps a pipeline stage gathered
@@ -131,7 +134,9 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         :class:`traincost.Stack`) are booleans. ``flash_attention`` is true for every
         fused kernel (flash or cuDNN); ``attention_flop_per_s`` is the chosen kernel's
         measured rate on the device (:meth:`traincost.Accelerator.attention_flop_per_s`),
-        measured at ``attention_kv_tokens`` keys per query row (NaN: used unscaled).
+        measured at ``attention_kv_tokens`` keys per query row (NaN: used unscaled), and
+        ``attention_rate_share`` the chosen kernel's share of it (1; the Triton kernel's
+        :attr:`traincost.Assumptions.triton_attention_flash2_fraction`).
     assumptions : Assumptions
         Modelling defaults. [-]
 
@@ -217,7 +222,9 @@ def layout_stage(c: dict) -> SimpleNamespace:
     ``dp_cp`` (the ranks holding the same weights and reducing their gradients together
     inside a site: data- and context-parallel ones alike, and a distributed optimizer or
     ZeRO-3 shards over all of them, Megatron-Core's ``intra_dp_cp_group``; where the replicas
-    cross sites, those of one site), ``dp_ep`` (each expert's data-parallel replicas,
+    cross sites, those of one site; under hybrid sharding, ``shard_group`` of them),
+    ``replicas`` (the shard groups of a site, which all-reduce their gradient shards across)
+    and the flag ``any_replicas``, ``dp_ep`` (each expert's data-parallel replicas,
     likewise),
     ``sites``, ``dp_cross`` and ``pp_cross`` (the data-parallel replicas or the pipeline's
     stages cross the sites), ``relaxed`` (the sites exchange every ``sync_every`` steps), the
@@ -236,7 +243,11 @@ def layout_stage(c: dict) -> SimpleNamespace:
     # replicas across sites shard and reduce inside each site (hybrid sharding: FSDP inside a
     # TPU pod, data parallel between pods, as PaLM ran, Chowdhery et al. 2022 Sec. 4), and
     # exchange across the sites on top (_replicas_across_sites)
-    dp_cp = dp * cp // np.where(dp_cross, sites, 1)
+    site_dp = dp // np.where(dp_cross, sites, 1)
+    # hybrid sharding inside a site: groups of shard_group ranks shard and reduce together,
+    # and the groups (replicas) all-reduce their shards across (data_parallel_stage)
+    group = np.where(c["shard_group"] > 0, c["shard_group"], site_dp)
+    dp_cp = group * cp
     single_stage = p == 1
     balanced = c["balanced_pipeline"] & np.logical_not(single_stage)
     layers_per_stage, first_stage_layers = workload.stage_layers(c["layers"], p, v, balanced)
@@ -244,6 +255,7 @@ def layout_stage(c: dict) -> SimpleNamespace:
     return SimpleNamespace(
         pp=p, vpp=v, dp=dp, m=c["global_batch"] // (dp * c["micro_batch"]), dp_cp=dp_cp,
         dp_ep=dp_cp // ep, sites=sites, dp_cross=dp_cross,
+        replicas=site_dp // group, any_replicas=any_true(site_dp > group),
         pp_cross=(sites > 1) & (c["cross_site"] == comm.CROSS_SITE_CODES["pp"]),
         relaxed=relaxed, multi_site=any_true(sites > 1),
         single_stage=single_stage, balanced=balanced, layers_per_stage=layers_per_stage,
@@ -430,7 +442,7 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
         c["attention_flop_per_s"], clock, c["attention_kv_tokens"], g.s_local,
         a.flash_causal_work_fraction, a.attention_half_rate_kv_tokens,
         c["core_peak_flop_per_s"] * c["core_mamf_fraction"] * clock,
-        a.unmeasured_attention_matmul_fraction)
+        a.unmeasured_attention_matmul_fraction) * c["attention_rate_share"]
     core_fwd, core_bwd_extra = performance.attention_core_time(
         core, flash, core_rate, attn_rate, a.flash_causal_work_fraction,
         a.flash_backward_forward_ratio)
@@ -577,7 +589,10 @@ def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNa
 
     The gradients are all-reduced over the replicas (the experts' over their own); under
     ZeRO-3 only reduce-scattered, and the weights regathered for every micro-batch's
-    passes (:func:`traincost.performance.zero3_gathers_exposed`). Returns ``dp_comm``
+    passes (:func:`traincost.performance.zero3_gathers_exposed`). Under hybrid sharding the
+    reduction and the gathers run inside each shard group, and the groups all-reduce the
+    dense gradients' shards across, ``2 (r - 1)/r * P/G`` bytes a device over the link
+    that joins the r replicas. Returns ``dp_comm``
     (:func:`traincost.performance.dp_exposed_time`), ``cross_site_comm`` (what the
     exchange across sites adds, :func:`_replicas_across_sites`) and ``optimizer``
     (:func:`traincost.performance.optimizer_step_time`).
@@ -603,6 +618,15 @@ def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNa
     # frozen weights), and with full recomputation one more forward inside the backward
     forward_mb = comp.compute_mb / (3 + full_rc - c["frozen_weights"])
     backward_mb = 2 * forward_mb
+    replica_reduce = 0.0                             # one shard group: no replicas
+    if g.any_replicas:
+        # hybrid sharding: each device ends its group's reduction holding 1/group of the
+        # (dense) gradients, and the devices holding the same shard in the replicas
+        # all-reduce it
+        bw_rep, lat_rep = comm.link(g.replicas, t * g.dp_cp, *net)
+        replica_reduce = np.where(g.replicas > 1, comm.collective_time(
+            "all_reduce", shard.dense * reduce_bytes / g.dp_cp, g.replicas, bw_rep, lat_rep),
+            0.0)
     if g.any_zero3:
         zero3 = zero == 3
         units = g.layers_per_stage                   # all-gathers per pass
@@ -612,12 +636,12 @@ def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNa
             w_expert = shard.expert * c["gather_bytes_per_param"]
             gather = gather + np.where(w_expert > 0, comm.zero3_gather_time(
                 w_expert, units, g.dp_ep, bw_edp, lat_edp), 0.0)
-        dp_step = np.where(zero3, dp_reduce / 2, dp_reduce)   # ZeRO-3: reduce-scatter only
+        dp_step = np.where(zero3, dp_reduce / 2, dp_reduce) + replica_reduce   # ZeRO-3: RS
         gathers_exposed = np.where(zero3, performance.zero3_gathers_exposed(
             gather, units, forward_mb, backward_mb, full_rc, a.zero3_prefetch_overlap_fraction),
             0.0)
     else:
-        dp_step, gathers_exposed = dp_reduce, 0.0
+        dp_step, gathers_exposed = dp_reduce + replica_reduce, 0.0
     dp_exposed = performance.dp_exposed_time(dp_step, backward_mb, gathers_exposed, g.m,
                                              c["vpp"], c["dp_overlap"], a.dp_overlap_fraction)
     cross = 0.0                                      # one site: nothing crosses

@@ -172,7 +172,9 @@ INPUTS = (
     _o("attention_kernel", "stack", "Stack", "choice", "-",
        "auto (default): the faster fused kernel measured on the device, as TransformerEngine "
        "picks it (cuDNN on Hopper and Blackwell, flash elsewhere); flash (FlashAttention-2); "
-       "cuDNN's fused attention; or the materialized softmax of 2019-2021 stacks",
+       "cuDNN's fused attention; triton (the 2022-2023 Triton FlashAttention, llm-foundry's "
+       "attn_impl triton: 0.43 of FlashAttention-2's rate); or the materialized softmax of "
+       "2019-2021 stacks",
        choices=ATTENTION_KERNELS),
     _o("parallel_block", "stack", "Stack", "bool", "-",
        "parallel attention + MLP block (GPT-J, PaLM, MegaScale)"),
@@ -216,6 +218,11 @@ INPUTS = (
        "recomputing nothing (Megatron-Core --recompute-method block --recompute-num-layers "
        "k: k / (L/p); checkpointing every n-th block: 1/n); default 1, every layer; with "
        "--recompute full or searched", maximum=1),
+    _o("shard_group", "stack", "Stack", "int", "devices",
+       "hybrid sharding: the data-parallel ranks that shard weights, gradients and optimizer "
+       "together (ZeRO 1-3), the groups all-reducing gradient shards across (PyTorch FSDP "
+       "HYBRID_SHARD: 8, a node; MaxText: a TPU slice); default 0, all ranks in one group",
+       minimum=0),
     _o("framework", "stack", "Stack", "choice", "-",
        "training framework (see `traincost catalog frameworks`): its efficiency factor, "
        "fitted on its published runs, and the defaults it implies (attention kernel, "
