@@ -117,6 +117,11 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   alone and refits 0.805 -> 1.207, so the 520 valid MI250X/MI300X/MI325X sweep rows (their
   framework unstated, the family's one fitted stack) run up to 33% faster (median -25%),
   estimate[5] (MI300X) 4.570 -> 3.315 s, with the AMD validation cases.
+- llm-foundry's campaign dates, IBM's fms-fsdp rows, --attention-kernel triton and
+  --shard-group move no sweep row (no sweep row sets either knob; the frameworks they refit
+  are named by no sweep row); MaxText's 32-slice v5e run joins the fit with --shard-group
+  256: MaxText on Google refits 1.486 -> 1.496, so the 855 valid TPU sweep rows run up to
+  0.66% faster (median -0.49%), estimate[4] (TPU v5p) with them.
 """
 
 from __future__ import annotations
