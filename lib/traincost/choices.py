@@ -1,0 +1,73 @@
+"""The vocabularies of the inputs (the values a choice may take) and the checks every
+input dataclass of :mod:`traincost.inputs` runs on construction: a bad value raises
+``ValueError`` naming the field, the value and what is allowed."""
+
+from __future__ import annotations
+
+import math
+
+RECOMPUTE_MODES = ("none", "selective", "full")
+PRECISIONS = ("bf16", "fp16", "fp8", "tf32", "fp32")
+PRICE_MODELS = ("rental", "ownership")
+#: which parallel dimension crosses the sites of a multi-site run (None in a
+#: :class:`traincost.ParallelConfig`: searched); :data:`traincost.comm.CROSS_SITE_CODES` codes them
+CROSS_SITE_MODES = ("dp", "pp")
+
+
+def check_number(name, value, *, minimum=None, exclusive=True, integer=False, allow_nan=False):
+    """Raise ValueError unless value is a (finite) number in the allowed range."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: {value!r} is not a number") from None
+    if isinstance(value, float) and math.isnan(value):
+        if allow_nan:
+            return
+        raise ValueError(f"{name}: NaN is not allowed")
+    if not math.isfinite(value):
+        raise ValueError(f"{name}: {value!r} is not finite")
+    if integer and value != int(value):
+        raise ValueError(f"{name}: {value!r} must be a whole number")
+    if minimum is not None:
+        if exclusive and value <= minimum:
+            raise ValueError(f"{name}: {value!r} must be > {minimum}")
+        if not exclusive and value < minimum:
+            raise ValueError(f"{name}: {value!r} must be >= {minimum}")
+
+
+#: how a scale-up domain joins its devices (data/schema.csv, accelerators.scaleup_topology)
+SCALEUP_TOPOLOGIES = ("switch", "mesh", "torus", "mixed")
+
+
+#: attention kernels a workload may run (see :class:`traincost.Stack`); ``auto`` is the faster
+#: measured fused kernel on the device (:meth:`traincost.Accelerator.attention_kernel_used`)
+ATTENTION_KERNELS = ("auto", "flash", "cudnn", "triton", "materialized")
+#: the fused ones: the flash algorithm (tiled, causal blocks skipped, scores recomputed);
+#: ``triton`` is the 2022-2023 Triton FlashAttention (Tri Dao's flash_attn_triton, as
+#: llm-foundry's attn_impl triton ran it), priced as a share of FlashAttention-2's rate
+#: (:attr:`traincost.Assumptions.triton_attention_flash2_fraction`)
+FUSED_ATTENTION_KERNELS = ("auto", "flash", "cudnn", "triton")
+#: communication a software stack may overlap with compute (see :class:`traincost.Stack`)
+OVERLAP_KINDS = ("tp", "pp", "dp", "ep")
+#: precision of the Adam state (:attr:`traincost.Stack.optimizer_state`)
+OPTIMIZER_STATES = ("fp32", "bf16")
+
+
+def parse_overlap(text) -> frozenset:
+    """The set named by an ``overlap`` string such as ``"tp,dp"`` (``""``/``none``: empty).
+
+    >>> sorted(parse_overlap("dp, tp"))
+    ['dp', 'tp']
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"overlap: {text!r} is not a comma-separated subset of "
+                         f"{','.join(OVERLAP_KINDS)}")
+    parts = [t.strip().lower() for t in text.split(",") if t.strip()]
+    if parts == ["none"]:
+        return frozenset()
+    bad = [t for t in parts if t not in OVERLAP_KINDS]
+    if bad:
+        raise ValueError(f"overlap: {text!r} names {bad[0]!r}, which is not one of "
+                         f"{', '.join(OVERLAP_KINDS)} (give a comma-separated subset, or none)")
+    return frozenset(parts)
