@@ -217,12 +217,12 @@ INPUTS = (
        "the share of each pipeline stage's layers that full recompute covers, the others "
        "recomputing nothing (Megatron-Core --recompute-method block --recompute-num-layers "
        "k: k / (L/p); checkpointing every n-th block: 1/n); default 1, every layer; with "
-       "--recompute full or searched", maximum=1),
+       "--recompute full or searched", maximum=1, metavar="F"),
     _o("shard_group", "stack", "Stack", "int", "devices",
        "hybrid sharding: the data-parallel ranks that shard weights, gradients and optimizer "
        "together (ZeRO 1-3), the groups all-reducing gradient shards across (PyTorch FSDP "
        "HYBRID_SHARD: 8, a node; MaxText: a TPU slice); default 0, all ranks in one group",
-       minimum=0),
+       minimum=0, metavar="G"),
     _o("framework", "stack", "Stack", "choice", "-",
        "training framework (see `traincost catalog frameworks`): its efficiency factor, "
        "fitted on its published runs, and the defaults it implies (attention kernel, "
