@@ -156,8 +156,9 @@ def test_new_runs_carry_their_pre_fit_error():
              "intellect1-10b-8-h100-nocomm", "mlperf50-amd-lora70b-mi300x-8",
              "mlperf50-amd-lora70b-mi325x-8", "mlperf51-amd-lora70b-mi300x-8",
              "mlperf51-amd-lora70b-mi325x-8",
-             *RUNS.index[RUNS.index.str.startswith(("ibm-fsdp-", "ds-deepcompile-"))]]
-    assert len(later) == 30                  # IBM's twelve fms-fsdp runs, DeepCompile's four
+             *RUNS.index[RUNS.index.str.startswith(("ibm-fsdp-", "ds-deepcompile-",
+                                                    "fsdp-deepcompile-"))]]
+    assert len(later) == 34                  # IBM's twelve fms-fsdp runs, DeepCompile's eight
     old = RUNS.loc[~RUNS.index.str.startswith(NEW) & ~RUNS.index.isin(later)]
     assert old["prefit_error_pct"].isna().all()
     assert RUNS.loc[later, "prefit_basis"].str.contains("before the row joined the fit").all()

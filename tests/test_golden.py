@@ -122,9 +122,8 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   are named by no sweep row); MaxText's 32-slice v5e run joins the fit with --shard-group
   256: MaxText on Google refits 1.486 -> 1.496, so the 855 valid TPU sweep rows run up to
   0.66% faster (median -0.49%), estimate[4] (TPU v5p) with them.
-- DeepSpeed's runs (the 2022 Azure post's 175B bars, DeepCompile's 2025 H100 ZeRO-3 runs)
-  make DeepSpeed on NVIDIA a fitted stack: no sweep row names it, so none moves; the
-  estimates' accuracy lines count the new H100 and A100 runs.
+- DeepSpeed's runs (the 2022 Azure post's 175B bars; DeepCompile's 2025 H100 ZeRO-3 and FSDP
+  runs, model gaps) move no sweep row; the estimates' accuracy lines count the new A100 runs.
 """
 
 from __future__ import annotations
