@@ -10,6 +10,11 @@ range. The time is the wall clock of the assignment ``control.value = ...``, whi
 widget's whole refresh (estimates, tables, the PNG chart) synchronously, as it does in a
 kernel. A measurement to read, not an assertion; the first build warms the imports and the
 catalogs.
+
+Two times per change: ``first`` is when the first output (an HTML text or a chart of the
+widget) receives a non-empty value, the moment a student sees the answer begin (in a kernel
+each widget's new value is sent to the browser as it is set, before the rest of the refresh
+runs); ``median``/``worst`` are the whole refresh, every table and chart redrawn.
 """
 
 import os
@@ -57,17 +62,39 @@ def _control(box, name):
     raise LookupError("no control to change")
 
 
+def _outputs(widget, controls) -> list:
+    """The widget's output texts and charts (HTML and Image views that are not controls)."""
+    found, stack = [], [widget]
+    while stack:
+        w = stack.pop()
+        if isinstance(w, (ipywidgets.HTML, ipywidgets.Image)) and w not in controls:
+            found.append(w)
+        stack.extend(getattr(w, "children", ()))
+    return found
+
+
 def measure(name: str, control=None, changes: int = 8) -> dict:
     t0 = time.perf_counter()
     box = getattr(widgets, name)()
     built = time.perf_counter() - t0
     key, values = _control(box, control)
-    times = []
+    shown = []
+
+    def on_output(change):
+        if change["new"] and not shown:
+            shown.append(time.perf_counter())
+
+    for w in _outputs(box, list(box.controls.values())):
+        w.observe(on_output, names="value")
+    times, firsts = [], []
     for i in range(changes):
+        shown.clear()
         t0 = time.perf_counter()
         box.controls[key].value = values[i % len(values)]
         times.append(time.perf_counter() - t0)
+        firsts.append((shown[0] if shown else time.perf_counter()) - t0)
     return {"widget": name, "control": key, "build_s": built,
+            "first_s": statistics.median(firsts),
             "median_s": statistics.median(times), "worst_s": max(times),
             "message": getattr(box, "message", None) and box.message.value[:80]}
 
@@ -78,12 +105,14 @@ def main() -> int:
     if "--json" in sys.argv:
         print(json.dumps(rows, indent=1))
         return 0
-    print(f"{'nb':3s}{'widget':24s}{'control':14s}{'build':>8s}{'median':>9s}{'worst':>8s}")
+    print(f"{'nb':3s}{'widget':24s}{'control':14s}{'build':>8s}{'first':>8s}{'median':>9s}"
+          f"{'worst':>8s}")
     for r in rows:
         flag = "" if r["median_s"] <= 0.5 and r["worst_s"] <= 1.5 else "  over target"
         print(f"{r['notebook']:3s}{r['widget']:24s}{r['control']:14s}{r['build_s']:7.2f}s"
-              f"{r['median_s']:8.2f}s{r['worst_s']:7.2f}s{flag}")
-    print(f"target (issue 26): median <= 0.5 s, worst <= 1.5 s; {changes} changes each")
+              f"{r['first_s']:7.2f}s{r['median_s']:8.2f}s{r['worst_s']:7.2f}s{flag}")
+    print(f"target (issue 26): median <= 0.5 s, worst <= 1.5 s; {changes} changes each; "
+          "first: the first output shown (median)")
     return 0
 
 

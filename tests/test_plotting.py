@@ -1,4 +1,5 @@
 """Tests for traincost.plotting (matplotlib only, Agg-safe)."""
+import io
 import math
 import subprocess
 import sys
@@ -140,6 +141,33 @@ def test_all_rows_missing_still_draws():
 def test_figure_png_is_png():
     png = plotting.figure_png(plotting.compare_bars(hand_table()))
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _pixels(png: bytes) -> np.ndarray:
+    from PIL import Image
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGBA"))
+
+
+def test_figure_png_on_a_kept_renderer_draws_what_savefig_draws():
+    """figure_png keeps one Agg renderer per pixel size between figures (its text metrics
+    cached, issue 26); the renderer is cleared, so each chart's pixels are savefig's own
+    (each drawn once, on a fresh figure), whatever was drawn before it on that renderer or
+    at another size."""
+    def small():
+        fig = Figure(figsize=(3.0, 2.0))
+        fig.add_subplot().plot([0, 1], [1, 0])
+        return fig
+
+    charts = (lambda: plotting.compare_bars(hand_table()),
+              lambda: plotting.compare_bars(hand_table().iloc[::-1]),   # same size, other text
+              small)
+    for make in (*charts, *charts):
+        buf = io.BytesIO()
+        make().savefig(buf, format="png", dpi=100)
+        expected = _pixels(buf.getvalue())
+        got = _pixels(plotting.figure_png(make()))
+        assert got.shape == expected.shape
+        assert (got == expected).all()
 
 
 @pytest.mark.parametrize("value, unit, expected", [

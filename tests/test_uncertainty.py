@@ -79,6 +79,26 @@ def test_same_seed_same_interval_and_the_point_inside(est):
         assert q10 < 0 < q90, cls
 
 
+def test_kept_draws_follow_a_new_pool_and_equal_fresh_ones(est, monkeypatch):
+    """The seeded draws are kept between intervals (issue 26: a widget bands 25 candidates
+    a change); a new pool or a new ranges table must not reuse them."""
+    monkeypatch.setitem(calibration.ERROR_POOLS, "unspecified", [0.0, 0.0])
+    flat = uncertainty.intervals(est, draws=200, seed=3, spread="model")
+    assert flat == uncertainty.intervals(est, draws=200, seed=3, spread="model")
+    monkeypatch.setitem(calibration.ERROR_POOLS, "unspecified", [math.log(2.0)])
+    doubled = uncertainty.intervals(est, draws=200, seed=3, spread="model")
+    assert doubled["step_time_s"] == pytest.approx([2 * x for x in flat["step_time_s"]],
+                                                   rel=1e-12)
+    # every kept input's values are its quantile function at the seeded design
+    inputs = uncertainty.uncertain_inputs(est)
+    cls = uncertainty.error_class(est.inputs.stack.framework, est.system.accelerator)
+    u, values = uncertainty._seeded_values(inputs, 200, 3, cls)
+    assert np.array_equal(u, np.random.default_rng(3).random((200, len(inputs))))
+    for j, inp in enumerate(inputs):
+        assert np.array_equal(values[j], inp.ppf(u[:, j])), inp.id
+        assert not values[j].flags.writeable
+
+
 def test_the_class_follows_the_framework_factor():
     assert uncertainty.error_class("megatron", "a100-sxm4-80gb") == "reference"
     assert uncertainty.error_class("unspecified", "a100-sxm4-80gb") == "unspecified"

@@ -5,7 +5,9 @@ rendering.
 from __future__ import annotations
 
 import math
+import threading
 
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
 
 
@@ -47,22 +49,47 @@ def _unit_of(metric: str) -> str:
     return label[label.rfind("[") + 1:label.rfind("]")] if "[" in label else ""
 
 
+#: Agg renderers kept between draws, by (width [px], height [px], dpi): a widget redraws a
+#: chart of the same size on every change, and matplotlib caches text metrics per renderer,
+#: so a kept renderer measures each label once (issue 26). A handful of sizes at most.
+_RENDERERS: dict = {}
+_RENDERERS_MAX = 16
+_RENDER_LOCK = threading.Lock()
+
+
+class _KeptRendererCanvas(FigureCanvasAgg):
+    """An Agg canvas whose renderer is shared by every figure of the same pixel size."""
+
+    def get_renderer(self):
+        w, h = self.get_width_height(physical=True)
+        key = (w, h, self.figure.dpi)
+        renderer = _RENDERERS.get(key)
+        if renderer is None:
+            if len(_RENDERERS) >= _RENDERERS_MAX:
+                _RENDERERS.clear()
+            renderer = _RENDERERS[key] = RendererAgg(w, h, self.figure.dpi)
+        self.renderer, self._lastKey = renderer, key
+        return renderer
+
+
 def figure_png(fig: Figure, dpi: int = 100) -> bytes:
     """The figure rendered as PNG bytes (Agg; no GUI backend needed). [bytes]
 
-    One Agg draw, encoded by Pillow at a light compression level: ``savefig`` draws a
-    constrained-layout figure twice, and a widget redraws its charts on every change
-    (issue 26: a widget answers in 0.5 s). The pixels are those ``savefig`` writes."""
+    One Agg draw on a renderer kept for the figure's pixel size (its text metrics cached
+    from the last chart of that size), encoded by Pillow at a light compression level:
+    ``savefig`` draws a constrained-layout figure twice, and a widget redraws its charts on
+    every change (issue 26: a widget answers in 0.5 s). The pixels are those ``savefig``
+    writes; the renderer is cleared before each draw."""
     from io import BytesIO
 
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image
 
-    canvas = FigureCanvasAgg(fig)           # an Agg canvas whatever the figure had
-    fig.set_dpi(dpi)
-    canvas.draw()
-    image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(),
-                             "raw", "RGBA", 0, 1)
+    with _RENDER_LOCK:                      # one figure on a kept renderer at a time
+        canvas = _KeptRendererCanvas(fig)   # an Agg canvas whatever the figure had
+        fig.set_dpi(dpi)
+        canvas.draw()
+        image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(),
+                                 "raw", "RGBA", 0, 1).copy()
     buf = BytesIO()
     image.save(buf, format="png", compress_level=1)
     return buf.getvalue()

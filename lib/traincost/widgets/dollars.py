@@ -256,9 +256,9 @@ def cheapest_for_deadline(model: str = "llama2-7b", accelerators=DEADLINE_ACCELE
         message.value = message_html(
             f"no catalog price (left out): {', '.join(unpriced)}") if unpriced else ""
         summary.value = winner_html(df, winner, deadline)
+        table.value = candidates_html(df)          # the texts first, then the chart
         chart.value = png(plotting.cost_vs_time(df, deadline, winner=winner))
         chart.layout.display = None
-        table.value = candidates_html(df)
 
     def on_error(text):
         box.result, box.winner = None, None

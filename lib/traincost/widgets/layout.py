@@ -385,18 +385,20 @@ def _show_search(box, res, p: dict) -> None:
         box.why_table = None
         return
     box.message.value = ""
-    box.chart.value = png(plotting.pareto_plot(res))
-    box.chart.layout.display = None
+    # the answer's texts first (each value reaches the browser as it is set), then the
+    # charts, which take most of the refresh (issue 26)
     box.notes.value = search_notes_html(res)
     box.table.value = top_table(res).to_html(escape=True, border=0, classes="traincost-table")
     lose = why_others_lose(res, p)
     box.why_table = lose
+    box.why.value = why_lose_html(lose)
+    box.chart.value = png(plotting.pareto_plot(res))
+    box.chart.layout.display = None
     steps, memory = why_lose_rows(lose)
     box.losers.value = png(plotting.why_lose_bars(
         steps, memory, limit_fraction=1 - res.memory_headroom,
         title=f"Why the others lose, on {best['accelerator']} × {best['devices']}"))
     box.losers.layout.display = None
-    box.why.value = why_lose_html(lose)
 
 
 def _watch(box, controls: dict, button, refresh) -> None:

@@ -131,9 +131,9 @@ def validation_explorer(table: pd.DataFrame | None = None, families=None,
         message.value = ""
         summary.value = validation_summary_table(t).to_html(escape=True, border=0,
                                                             classes="traincost-table")
+        cases.value = validation_cases_html(t)     # the texts first, then the chart
         chart.value = png(plotting.validation_scatter(t, band_pct=controls["band"].value))
         chart.layout.display = None
-        cases.value = validation_cases_html(t)
 
     on_error = clears(box, message, [summary, cases], [chart])
 
