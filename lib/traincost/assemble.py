@@ -336,7 +336,10 @@ def stack_memory(stack: Stack, assumptions: Assumptions = DEFAULT) -> dict:
     (``data/frameworks.csv``): its selective
     recompute policy (:data:`traincost.memory.SELECTIVE_POLICIES`; blank: Megatron's),
     the bytes per logit its loss holds (blank: ``assumptions.loss_bytes_per_logit``;
-    ``fused_loss``: ``assumptions.fused_loss_bytes_per_logit``), the units ZeRO-3 holds
+    ``fused_loss``: ``assumptions.fused_loss_bytes_per_logit``) and under tensor parallelism
+    (blank: the same), what its final norm keeps per element (blank:
+    ``assumptions.final_norm_bytes_per_element``) and whether its output layer keeps the
+    all-gathered input (:func:`traincost.memory.head_bytes`), the units ZeRO-3 holds
     gathered (blank: 0, not modelled), whether it keeps a pipeline stage's weights
     gathered between micro-batches, the share of TP traffic its overlap hides, and the bytes
     a parameter ZeRO-3 gathers (``fp8_param_gather`` or ``fp8_params``: 1), the bytes a
@@ -344,13 +347,17 @@ def stack_memory(stack: Stack, assumptions: Assumptions = DEFAULT) -> dict:
     input.
 
     >>> tt = stack_memory(Stack(framework="torchtitan"))
-    >>> tt["selective_policy"], tt["loss_bytes_per_logit"]
-    (1, 12.0)
+    >>> tt["selective_policy"], tt["loss_bytes_per_logit"], tt["loss_tp_bytes_per_logit"]
+    (1, 12.0, 16.0)
+    >>> tt["final_norm_bytes"], tt["output_gathered_input"]
+    (6.0, True)
     >>> stack_memory(Stack(framework="torchtitan", fused_loss=True))["loss_bytes_per_logit"]
     4.0
     >>> meg = stack_memory(Stack(framework="megatron"))
     >>> meg["selective_policy"], meg["loss_bytes_per_logit"], meg["zero3_gathered_units"]
     (0, 4.0, 0.0)
+    >>> meg["loss_tp_bytes_per_logit"], meg["final_norm_bytes"], meg["output_gathered_input"]
+    (4.0, 2.0, False)
     >>> meg["gather_bytes_per_param"], stack_memory(Stack(fp8_param_gather=True))[
     ...     "gather_bytes_per_param"]
     (2.0, 1.0)
@@ -358,12 +365,19 @@ def stack_memory(stack: Stack, assumptions: Assumptions = DEFAULT) -> dict:
     row = catalog.framework(stack.framework)
     policy = row["selective_recompute"]
     loss, units = row["loss_bytes_per_logit"], row["zero3_gathered_units"]
+    loss = float(assumptions.loss_bytes_per_logit if math.isnan(loss) else loss)
+    loss_tp = row["loss_tp_bytes_per_logit"]
+    loss_tp = loss if math.isnan(loss_tp) else float(loss_tp)
     if stack.fused_loss:
-        loss = assumptions.fused_loss_bytes_per_logit
+        loss = loss_tp = assumptions.fused_loss_bytes_per_logit
+    norm = row["final_norm_bytes"]
     return {"selective_policy": memory.SELECTIVE_POLICIES[policy if isinstance(policy, str)
                                                            and policy else "attention-core"],
-            "loss_bytes_per_logit": float(assumptions.loss_bytes_per_logit
-                                          if math.isnan(loss) else loss),
+            "loss_bytes_per_logit": loss,
+            "loss_tp_bytes_per_logit": loss_tp,
+            "final_norm_bytes": float(assumptions.final_norm_bytes_per_element
+                                      if math.isnan(norm) else norm),
+            "output_gathered_input": bool(row["output_gathered_input"] == 1),
             "zero3_gathered_units": 0.0 if math.isnan(units) else float(units),
             "pp_keeps_gathered": bool(row["pp_keeps_gathered"] == 1),
             "tp_overlap_hidden_share": float(row["tp_overlap_hidden_share"]),

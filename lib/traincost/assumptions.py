@@ -87,6 +87,14 @@ class Assumptions:
         "What the loss holds per logit at its peak in 16-bit training when the framework "
         "does not say (data/frameworks.csv loss_bytes_per_logit): one fp32 copy of the "
         "logits, which Megatron's vocabulary-parallel cross-entropy works on in place.")
+    final_norm_bytes_per_element: float = _a(
+        2.0, "bytes", "Megatron-Core's final layer norm (TransformerEngine's fused RMSNorm/"
+        "LayerNorm keeps its 16-bit input and per-row statistics); the output layer "
+        "(ColumnParallelLinear) keeps its sequence shard and re-gathers it in the backward "
+        "(tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication)", "spec",
+        "Bytes per element of its input the final norm keeps for its backward when the "
+        "framework does not say (data/frameworks.csv final_norm_bytes); see "
+        "memory.head_bytes.")
     fused_loss_bytes_per_logit: float = _a(
         4.0, "bytes", "derived: a fused softmax cross-entropy keeps the 16-bit logits for its "
         "backward and writes their 16-bit gradient in one kernel (torch.compile of the loss in "

@@ -257,10 +257,18 @@ def microbatches_in_flight(pp, vpp, num_microbatches):
     Notes
     -----
     Korthikanti et al. [2] Sec. 4.2.3: with 1F1B the first stage holds p micro-batches
-    (fewer if m < p); interleaving (v > 1) multiplies this by 1 + (p - 1)/(p*v).
+    (fewer if m < p); interleaving (v > 1) multiplies this by 1 + (p - 1)/(p*v), but never
+    past m: a stage cannot hold more micro-batches than the step has (at m = p every forward
+    of the first rank's chunks runs before its first backward; Megatron-Core's interleaved
+    schedule caps its warm-up at the step's micro-batches, pipeline_parallel/schedules.py,
+    ``if num_warmup_microbatches >= total_num_microbatches``, Megatron-LM d98e8a6).
+
+    >>> float(microbatches_in_flight(8, 2, 16)), float(microbatches_in_flight(8, 2, 8))
+    (11.5, 8.0)
     """
     inflight = np.minimum(num_microbatches, pp)
-    return inflight * np.where(vpp > 1, 1 + (pp - 1) / (pp * vpp), 1.0)
+    return np.minimum(inflight * np.where(vpp > 1, 1 + (pp - 1) / (pp * vpp), 1.0),
+                      num_microbatches)
 
 
 def first_stage_dense_params(layer_params, first_stage_layers, layers, embedding, output, pp,
@@ -378,6 +386,50 @@ def logits_bytes(seq_len, micro_batch, vocab, tp, bytes_per_element=2.0, bytes_p
     150.0
     """
     return bytes_per_logit * bytes_per_element / 2 * seq_len * micro_batch * vocab / tp
+
+
+def head_bytes(seq_len, micro_batch, hidden, tp, sequence_parallel, bytes_per_element=2.0,
+               norm_bytes=2.0, gathered_input=False):
+    """What the final norm and the output layer keep for their backward, outside the
+    transformer blocks (never checkpointed), one micro-batch on a device of the last stage.
+    [bytes]
+
+    ``(e / 2) s b h (N / t' + 2 [G] + 2 [not G] / t')``, t' = t with sequence parallelism
+    (the norm runs on a sequence shard), else 1. N: the bytes per element the final norm
+    keeps (Megatron's fused RMSNorm its 16-bit input, 2; torchtitan's eager RMSNorm, which
+    upcasts, the fp32 copy and the 16-bit normalised value, 4 + 2); the output layer keeps
+    its 16-bit input, all-gathered over the sequence where the framework keeps the gathered
+    tensor (G: torchtitan's ColwiseParallel(input_layouts=Shard(1))), or its shard (Megatron
+    re-gathers it in the backward).
+
+    Parameters
+    ----------
+    seq_len, micro_batch, hidden : int or array
+        s (on one context-parallel rank), b, h. [tokens, sequences, -]
+    tp : int or array
+        t. [-]
+    sequence_parallel : bool or array
+        Whether the norm runs on a sequence shard under tensor parallelism. [-]
+    bytes_per_element : float or array
+        e: 2 in 16-bit training. [bytes]
+    norm_bytes : float or array
+        N, at e = 2. [bytes]
+    gathered_input : bool or array
+        G. [-]
+
+    Examples
+    --------
+    torchtitan's Llama 3.1 70B at TP 8, micro-batch 16 of 8,192 tokens:
+    (6 / 8 + 2) x 16 x 8192 x 8192 B = 2.75 GiB; Megatron's (2 / 8 + 2 / 8): 0.5 GiB.
+
+    >>> float(head_bytes(8192, 16, 8192, 8, True, 2.0, 6.0, True)) / 2**30
+    2.75
+    >>> float(head_bytes(8192, 16, 8192, 8, True)) / 2**30
+    0.5
+    """
+    t_seq = np.where(sequence_parallel, tp, 1)
+    out = np.where(gathered_input, 2.0, 2.0 / t_seq)
+    return bytes_per_element / 2 * seq_len * micro_batch * hidden * (norm_bytes / t_seq + out)
 
 
 def zero3_gathered_bytes(layer_params, output_params, pp, tp, zero, dp, weight_bytes,

@@ -61,6 +61,9 @@ INPUT_COLUMNS = (
     # keeps, the loss's bytes per logit, the units ZeRO-3 holds gathered, and whether it
     # keeps a pipeline stage gathered
     "selective_policy", "loss_bytes_per_logit", "zero3_gathered_units", "pp_keeps_gathered",
+    # the loss's bytes per logit under tensor parallelism, and what the final norm and the
+    # output layer keep (memory.head_bytes)
+    "loss_tp_bytes_per_logit", "final_norm_bytes", "output_gathered_input",
     # the share of its tensor-parallel traffic a framework's TP overlap hides (NaN: the
     # window); the bytes a parameter ZeRO-3 gathers and the gradients are reduced in
     "tp_overlap_hidden_share", "gather_bytes_per_param", "grad_reduce_bytes_per_param",
@@ -328,8 +331,12 @@ def memory_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace
     else:
         expert = 0.0                                 # dense: no expert weights
     stored, full, produced = _layer_activations(c, a, g, w)
-    logits = memory.logits_bytes(g.s_local, c["micro_batch"], c["vocab"], t, g.act_e,
-                                 c["loss_bytes_per_logit"])
+    # the loss and what the final norm and output layer keep, held by the last stage
+    logits = memory.logits_bytes(
+        g.s_local, c["micro_batch"], c["vocab"], t, g.act_e,
+        np.where(t > 1, c["loss_tp_bytes_per_logit"], c["loss_bytes_per_logit"])) \
+        + memory.head_bytes(g.s_local, c["micro_batch"], c["hidden"], t, a.sequence_parallel,
+                            g.act_e, c["final_norm_bytes"], c["output_gathered_input"])
     # ZeRO-3's unsharded working set: a unit or two, or (a framework that keeps them under a
     # pipeline) the whole stage's 16-bit weights and its gradients, which FSDP2 accumulates
     # across micro-batches in the dtype it reduces them in
