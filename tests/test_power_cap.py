@@ -265,7 +265,8 @@ def test_power_cap_explorer_shows_the_chosen_cap_and_errors_in_place():
     box.controls["cap"].value = 0.6                   # below the measured 75%
     assert box.result["extrapolated"] and "extrapolation" in box.message.value
     box.controls["devices"].value = 7                 # no layout of the batch
-    assert box.result is None and "global-batch" in box.message.value
+    assert box.result is None and "global batch 256 must be" in box.message.value
+    assert "--" not in box.message.value                 # in words, not the CLI's flags
     with pytest.raises(ValueError, match="cap_fraction"):
         widgets.power_cap_explorer(cap_fraction=0.2)
 

@@ -894,3 +894,28 @@ def test_cleanest_start_window_names_the_start_and_says_bad_dates_in_place():
     assert box.result is None and box.summary.value == "" and box.table.value == ""
     box.controls["latest"].value = "someday"
     assert "latest: 'someday' is not a date YYYY-MM-DD" in html.unescape(box.message.value)
+
+
+def test_hiding_a_control_hides_no_other():
+    """A Layout is one model in the browser: controls that shared one all vanished when the
+    sites widget hid its unused region dropdowns (found in the 2026-12-02 browser
+    walk-through of notebook 09). No two controls of any widget share a Layout."""
+    box = widgets.sites_explorer()
+    shown = [k for k, c in box.controls.items() if c.layout.display == "none"]
+    assert shown == ["region2", "region3"]          # two sites: the third and fourth hidden
+    for build in (widgets.sites_explorer, widgets.run_cost, widgets.compare_accelerators,
+                  widgets.cheapest_for_deadline):
+        layouts = [c.layout for c in build().controls.values()]
+        assert len({id(lay) for lay in layouts}) == len(layouts), build.__name__
+
+
+@pytest.mark.parametrize("build", ["compare_accelerators", "run_cost"])
+def test_a_broken_layout_rule_reads_in_the_widgets_words(build):
+    """100 devices cannot split a global batch of 1,024 sequences evenly: the widget says so
+    in words ('global batch'), never the CLI's flag ('--global-batch'), as the 2026-12-02
+    browser walk-through found it did in notebooks 00 and 01."""
+    box = getattr(widgets, build)()
+    box.controls["devices"].value = 100
+    text = box.message.value
+    assert "global batch 1024 must be a multiple of dp*micro-batch" in text
+    assert "--" not in text

@@ -29,6 +29,7 @@ True
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -41,7 +42,7 @@ from .explain import (EXPOSED_COMM_PARTS, OBJECTIVE_WORDS, SEARCH_ROW_KNOBS,  # 
                       STEP_NOISE_S, fixed_layout, layout_label, layout_of, one_knob_variants,
                       pinned_estimate, typical_losers, why_others_lose)
 from .inputs import Workload
-from .layout import LayoutError
+from .layout import FLAGS, LayoutError
 # notebook 05's start-date what-ifs live in their own module; named here as before
 from .start_dates import (MAX_START_WINDOW_DAYS, MONTH_NAMES,  # noqa: F401
                           carbon_by_start_month, cleanest_start, extreme_starts)
@@ -152,11 +153,17 @@ def model_flop_per_token(model, seq_len: int | None = None) -> float:
 def plain_reason(error) -> str:
     """An error in plain words, with why the rule exists: a layout rule's message names its
     fields in words (``tp``, ``global batch``) instead of CLI flags
-    (:meth:`traincost.layout.LayoutError.in_words`); any other message is kept as it is.
+    (:meth:`traincost.layout.LayoutError.in_words`), and the same in a message kept as text;
+    any other message is kept as it is.
 
     >>> from traincost.layout import LayoutError
     >>> plain_reason(LayoutError("tp", "{F_tp} {tp} must divide the number of attention "
     ...                          "heads {heads}", {"tp": 3, "heads": 32}))
+    'tp 3 must divide the number of attention heads 32 (each device of a tensor-parallel group holds whole attention heads).'
+
+    The same rule's message kept as text (a comparison table's note) reads the same way:
+
+    >>> plain_reason("--tp 3 must divide the number of attention heads 32")
     'tp 3 must divide the number of attention heads 32 (each device of a tensor-parallel group holds whole attention heads).'
     """
     if isinstance(error, LayoutError):
@@ -164,6 +171,11 @@ def plain_reason(error) -> str:
     else:
         text = str(error).strip()
         field = text.split(":", 1)[0].strip() if ":" in text else ""
+        for key, flag in FLAGS.items():          # a layout rule's message kept as text
+            if flag in text:
+                field = field or key
+                text = re.sub(re.escape(flag) + r"(?![\w-])", key.replace("_", " "), text)
+        field = field.removeprefix("--")
     why = LAYOUT_WHY.get(field.replace("_", "-"))
     if why and why not in text:
         text = f"{text.rstrip('.')} ({why})."

@@ -10,10 +10,10 @@ from __future__ import annotations
 import ipywidgets as widgets
 import pandas as pd
 
-from .. import catalog, plotting
+from .. import catalog, explore, plotting
 from ..estimate import compare
 from ..units import GIGA
-from .kit import (STYLE, WIDE, Refresher, accelerator_select, check_choice, clears, message_html,
+from .kit import (STYLE, wide, Refresher, accelerator_select, check_choice, clears, message_html,
                   model_dropdown, parse_price, region_dropdown, sig, tokens_text)
 
 #: accelerators the comparison widget starts with: three GPU generations and a TPU
@@ -53,8 +53,8 @@ def compared(params: dict) -> pd.DataFrame:
     failed = df["fits_in_memory"].isna()
     if failed.all():
         notes = list(dict.fromkeys(df["note"]))
-        raise ValueError(notes[0] if len(notes) == 1 else "; ".join(
-            f"{acc}: {note}" for acc, note in df["note"].items()))
+        raise ValueError(explore.plain_reason(notes[0]) if len(notes) == 1 else "; ".join(
+            f"{acc}: {explore.plain_reason(note)}" for acc, note in df["note"].items()))
     return df
 
 
@@ -82,7 +82,7 @@ def problems(df: pd.DataFrame) -> str:
     lines = []
     for acc, row in df.iterrows():
         if pd.isna(row["fits_in_memory"]):
-            lines.append(f"{acc}: cannot run: {row['note']}")
+            lines.append(f"{acc}: cannot run: {explore.plain_reason(row['note'])}")
         elif not bool(row["fits_in_memory"]):
             lines.append(f"{acc}: does not fit in memory at {row['devices']} devices "
                          "(try more devices)")
@@ -106,7 +106,8 @@ def format_compare_table(df: pd.DataFrame) -> pd.DataFrame:
     out["energy [MWh]"] = [sig(v) for v in df["facility_energy_mwh"]]
     out["CO2e [t]"] = [sig(v) for v in df["co2e_t"]]
     out["cost [USD]"] = [("$" + sig(v)) if pd.notna(v) else "no price" for v in df["cost_usd"]]
-    out["note"] = df["note"].fillna("")
+    out["note"] = [explore.plain_reason(n) if isinstance(n, str) and n else ""
+                   for n in df["note"]]
     return out
 
 
@@ -199,19 +200,19 @@ def _compare_controls(model, acc_ids, accelerators, devices, tokens, region, pue
         "model": model_dropdown(model),
         "tokens": tokens_text(model, tokens),
         "global_batch": widgets.IntText(value=global_batch, description="global batch [seq]",
-                                        style=STYLE, layout=WIDE),
+                                        style=STYLE, layout=wide()),
         "devices": widgets.IntText(value=devices, description="devices (each type)",
-                                   style=STYLE, layout=WIDE),
+                                   style=STYLE, layout=wide()),
         "region": region_dropdown(region),
         "pue_auto": widgets.Checkbox(value=pue is None, description="PUE: operator default",
                                      style=STYLE, indent=False),
         "pue": widgets.FloatSlider(value=1.1 if pue is None else pue, min=1.0, max=2.0,
                                    step=0.01, description="PUE [-]", disabled=pue is None,
-                                   continuous_update=False, style=STYLE, layout=WIDE),
+                                   continuous_update=False, style=STYLE, layout=wide()),
         "price": widgets.Text(value="" if price_per_hour is None else str(price_per_hour),
                               placeholder="blank = catalog price",
                               description="price [USD/device-h]", continuous_update=False,
-                              style=STYLE, layout=WIDE),
+                              style=STYLE, layout=wide()),
         "accelerators": accelerator_select(acc_ids, accelerators),
     }
 

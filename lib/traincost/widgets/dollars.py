@@ -10,7 +10,7 @@ import pandas as pd
 
 from .. import catalog, explore, plotting
 from ..units import GIGA, HOURS_PER_YEAR
-from .kit import (STYLE, WIDE, Refresher, accelerator_dropdown, accelerator_select, cards,
+from .kit import (STYLE, wide, Refresher, accelerator_dropdown, accelerator_select, cards,
                   check_choice, int_text, message_html, model_dropdown, parse_device_counts,
                   parse_optional_number, png, region_dropdown, sig, tokens_text)
 
@@ -86,14 +86,14 @@ def rent_or_own(accelerator: str = "a100-sxm4-40gb", model: str = "llama2-7b",
         "region": region_dropdown(region),
         "price": widgets.Text(value="" if price_per_hour is None else str(price_per_hour),
                               placeholder="blank = catalog", description="rent [USD/device-h]",
-                              continuous_update=False, style=STYLE, layout=WIDE),
+                              continuous_update=False, style=STYLE, layout=wide()),
         "capex": widgets.Text(value="" if capex_usd is None else str(capex_usd),
                               placeholder="blank = catalog", description="purchase [USD/device]",
-                              continuous_update=False, style=STYLE, layout=WIDE),
+                              continuous_update=False, style=STYLE, layout=wide()),
         "electricity": widgets.Text(
             value="" if electricity_usd_per_kwh is None else str(electricity_usd_per_kwh),
             placeholder="blank = 0.08 (US industrial)", description="electricity [USD/kWh]",
-            continuous_update=False, style=STYLE, layout=WIDE),
+            continuous_update=False, style=STYLE, layout=wide()),
     }
     message, summary = widgets.HTML(), widgets.HTML()
     chart = widgets.Image(format="png", layout=widgets.Layout(max_width="800px"))
@@ -222,10 +222,10 @@ def cheapest_for_deadline(model: str = "llama2-7b", accelerators=DEADLINE_ACCELE
         "region": region_dropdown(region),
         "devices": widgets.Text(value=", ".join(str(n) for n in device_counts),
                                 description="device counts", continuous_update=False,
-                                style=STYLE, layout=WIDE),
+                                style=STYLE, layout=wide()),
         "deadline": widgets.FloatSlider(value=deadline_days, min=1.0, max=90.0, step=0.5,
                                         description="deadline [days]", continuous_update=False,
-                                        style=STYLE, layout=WIDE),
+                                        style=STYLE, layout=wide()),
         "accelerators": accelerator_select(acc_ids, accelerators),
     }
     message, summary, table = widgets.HTML(), widgets.HTML(), widgets.HTML()

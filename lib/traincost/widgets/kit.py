@@ -18,7 +18,7 @@ import math
 
 import ipywidgets as widgets
 
-from .. import catalog, plotting
+from .. import catalog, explore, plotting
 from ..formatting import sig  # noqa: F401 - the kit's formatting, re-exported
 from ..units import GIGA
 
@@ -28,9 +28,15 @@ CURATED_REGIONS = ("world", "SWE", "FRA", "BRA", "GBR", "DEU", "USA", "USA:calif
                    "USA:virginia", "POL", "CHN", "IND", "JPN", "gcp:europe-west1",
                    "gcp:us-central1", "aws:us-east-1")
 
-#: label width and control width every builder uses
+#: label width every builder uses
 STYLE = {"description_width": "170px"}
-WIDE = widgets.Layout(width="420px")
+
+
+def wide() -> widgets.Layout:
+    """The control width every builder uses, a new Layout for each control: a Layout is a
+    shared model in the browser, so hiding one control (``layout.display``) must not hide
+    every control that shares it."""
+    return widgets.Layout(width="420px")
 
 #: slider and button choices of the layout knobs (notebooks 02 and 03)
 TP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
@@ -181,7 +187,7 @@ def model_dropdown(model: str) -> widgets.Dropdown:
     check_choice("model", model, list(models.index))
     return widgets.Dropdown(options=[(f"{row['name']} ({mid})", mid)
                                      for mid, row in models.iterrows()],
-                            value=model, description="model preset", style=STYLE, layout=WIDE)
+                            value=model, description="model preset", style=STYLE, layout=wide())
 
 
 def region_dropdown(region: str) -> widgets.Dropdown:
@@ -191,13 +197,13 @@ def region_dropdown(region: str) -> widgets.Dropdown:
         options = region_options((region,)) + options
         check_choice("region", region, [rid for _, rid in options])
     return widgets.Dropdown(options=options, value=region, description="grid region",
-                            style=STYLE, layout=WIDE)
+                            style=STYLE, layout=wide())
 
 
 def tokens_text(model: str, tokens) -> widgets.FloatText:
     value = preset_tokens(model) if tokens is None else float(tokens)
     return widgets.FloatText(value=value / GIGA, description="tokens [billions]",
-                             style=STYLE, layout=WIDE)
+                             style=STYLE, layout=wide())
 
 
 def accelerator_dropdown(accelerator: str, description: str = "accelerator") -> widgets.Dropdown:
@@ -206,7 +212,7 @@ def accelerator_dropdown(accelerator: str, description: str = "accelerator") -> 
     return widgets.Dropdown(options=[(f"{row['name']} ({aid})", aid)
                                      for aid, row in accs.iterrows()],
                             value=accelerator, description=description, style=STYLE,
-                            layout=WIDE)
+                            layout=wide())
 
 
 def accelerator_select(ids, selected) -> widgets.SelectMultiple:
@@ -218,7 +224,7 @@ def accelerator_select(ids, selected) -> widgets.SelectMultiple:
 
 
 def int_text(value: int, description: str) -> widgets.IntText:
-    return widgets.IntText(value=value, description=description, style=STYLE, layout=WIDE)
+    return widgets.IntText(value=value, description=description, style=STYLE, layout=wide())
 
 
 def selection(options, value, description: str) -> widgets.SelectionSlider:
@@ -226,7 +232,7 @@ def selection(options, value, description: str) -> widgets.SelectionSlider:
     if value not in options:
         options = sorted(set(options) | {value})
     return widgets.SelectionSlider(options=options, value=value, description=description,
-                                   continuous_update=False, style=STYLE, layout=WIDE)
+                                   continuous_update=False, style=STYLE, layout=wide())
 
 
 def zero_buttons(zero: int) -> widgets.ToggleButtons:
@@ -278,8 +284,8 @@ class Refresher:
         self.busy = True
         try:
             self.update()
-        except ValueError as exc:            # input the library rejects: one line
-            self.on_error(str(exc))
+        except ValueError as exc:            # input the library rejects: one line, in
+            self.on_error(explore.plain_reason(exc))     # words, not the CLI's flags
         except Exception as exc:             # noqa: BLE001 - a widget must not traceback
             self.on_error(f"unexpected error ({type(exc).__name__}): {exc}")
         finally:

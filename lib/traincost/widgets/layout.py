@@ -17,7 +17,7 @@ from ..assumptions import DEFAULT
 from ..explore import OBJECTIVE_WORDS, SEARCH_ROW_KNOBS, layout_label
 from ..search import search
 from ..units import GIGA
-from .kit import (STYLE, WIDE, Refresher, accelerator_select, cards, check_choice, message_html,
+from .kit import (STYLE, wide, Refresher, accelerator_select, cards, check_choice, message_html,
                   model_dropdown, parse_device_counts, parse_optional_number, png, preset_tokens,
                   region_dropdown, sig, tokens_text)
 
@@ -320,7 +320,7 @@ def _find_controls(model, tokens, region, acc_ids, accelerators, device_counts, 
     def optional(value, description, placeholder):
         return widgets.Text(value="" if value is None else str(value), description=description,
                             placeholder=placeholder, continuous_update=False, style=STYLE,
-                            layout=WIDE)
+                            layout=wide())
 
     return {
         "model": model_dropdown(model),
@@ -328,7 +328,7 @@ def _find_controls(model, tokens, region, acc_ids, accelerators, device_counts, 
         "region": region_dropdown(region),
         "devices": widgets.Text(value=", ".join(str(n) for n in device_counts),
                                 description="device counts", continuous_update=False,
-                                style=STYLE, layout=WIDE),
+                                style=STYLE, layout=wide()),
         "objective": widgets.ToggleButtons(options=OBJECTIVE_CHOICES, value=objective,
                                            description="best for",
                                            style={**STYLE, "button_width": "80px"}),
@@ -337,7 +337,7 @@ def _find_controls(model, tokens, region, acc_ids, accelerators, device_counts, 
         "max_co2e": optional(max_co2e_t, "carbon cap [tCO2e]", "blank = none"),
         "headroom": widgets.FloatSlider(value=headroom, min=0.0, max=0.5, step=0.01,
                                         description="memory headroom [-]",
-                                        continuous_update=False, style=STYLE, layout=WIDE),
+                                        continuous_update=False, style=STYLE, layout=wide()),
         "accelerators": accelerator_select(acc_ids, accelerators),
         "auto": widgets.Checkbox(value=auto, description="recompute on every change",
                                  indent=False),

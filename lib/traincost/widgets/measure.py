@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from .kit import STYLE, WIDE, Refresher, cards, message_html, sig
+from .kit import STYLE, wide, Refresher, cards, message_html, sig
 
 
 def measured_vs_estimated(flop: float, flop_per_s: float, observed: dict, cpu_power_w: float,
@@ -40,12 +40,12 @@ def measured_vs_estimated(flop: float, flop_per_s: float, observed: dict, cpu_po
         "utilisation": widgets.FloatSlider(value=utilisation, min=0.02, max=1.0, step=0.01,
                                            description="utilisation [-]",
                                            continuous_update=False, style=STYLE,
-                                           layout=WIDE),
+                                           layout=wide()),
         "cpu_power": widgets.FloatText(value=round(cpu_power_w, 2), description="CPU power [W]",
-                                       style=STYLE, layout=WIDE),
+                                       style=STYLE, layout=wide()),
         "host_power": widgets.FloatText(value=round(host_power_w, 2),
                                         description="host (RAM) power [W]", style=STYLE,
-                                        layout=WIDE),
+                                        layout=wide()),
     }
     message, summary, table = widgets.HTML(), widgets.HTML(), widgets.HTML()
     box = widgets.VBox([widgets.VBox(list(controls.values())), message, summary, table])

@@ -12,7 +12,7 @@ from .. import catalog, explore, plotting
 from ..assumptions import DEFAULT
 from ..estimate import attention_label
 from ..inputs import ATTENTION_KERNELS, OPTIMIZER_STATES, OVERLAP_KINDS, parse_overlap
-from .kit import (MICRO_BATCH_CHOICES, STYLE, TP_CHOICES, WIDE, Refresher, accelerator_dropdown,
+from .kit import (MICRO_BATCH_CHOICES, STYLE, TP_CHOICES, wide, Refresher, accelerator_dropdown,
                   cards, caveats_html, check_choice, clears, int_text, model_dropdown, png,
                   recompute_buttons, selection, sig, zero_buttons)
 
@@ -146,9 +146,9 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
         "devices": int_text(devices, "devices"),
         "tp": selection(TP_CHOICES, tp, "tensor parallel tp"),
         "pp": widgets.IntSlider(value=pp, min=1, max=32, description="pipeline parallel pp",
-                                continuous_update=False, style=STYLE, layout=WIDE),
+                                continuous_update=False, style=STYLE, layout=wide()),
         "vpp": widgets.IntSlider(value=vpp, min=1, max=8, description="interleaving vpp",
-                                 continuous_update=False, style=STYLE, layout=WIDE),
+                                 continuous_update=False, style=STYLE, layout=wide()),
         "micro_batch": selection(MICRO_BATCH_CHOICES, micro_batch, "micro-batch [seq]"),
         "zero": zero_buttons(zero),
         "recompute": recompute_buttons(recompute),

@@ -9,7 +9,7 @@ import pandas as pd
 
 from .. import catalog, explore, plotting
 from ..units import GIGA, SECONDS_PER_DAY, SECONDS_PER_MONTH
-from .kit import (CURATED_REGIONS, STYLE, WIDE, Refresher, accelerator_dropdown, cards,
+from .kit import (CURATED_REGIONS, STYLE, wide, Refresher, accelerator_dropdown, cards,
                   clears, int_text, message_html, model_dropdown, parse_optional_number, png,
                   region_choices, region_options, sig, tokens_text)
 
@@ -56,10 +56,10 @@ def power_explorer(accelerator: str = "h100-sxm5-80gb", busy_fraction: float = 0
         "accelerator": accelerator_dropdown(accelerator),
         "busy": widgets.FloatSlider(value=busy_fraction, min=0.0, max=1.0, step=0.05,
                                     description="busy share [-]", continuous_update=False,
-                                    style=STYLE, layout=WIDE),
+                                    style=STYLE, layout=wide()),
         "pue": widgets.FloatSlider(value=pue, min=1.0, max=2.0, step=0.01,
                                    description="PUE [-]", continuous_update=False,
-                                   style=STYLE, layout=WIDE),
+                                   style=STYLE, layout=wide()),
     }
     message, summary = widgets.HTML(), widgets.HTML()
     chart = widgets.Image(format="png", layout=widgets.Layout(max_width="800px"))
@@ -133,7 +133,7 @@ def power_cap_explorer(model: str = "llama2-7b", accelerator: str = "h100-sxm5-8
         "tokens": tokens_text(model, tokens),
         "cap": widgets.FloatSlider(value=cap_fraction, min=0.5, max=1.0, step=0.025,
                                    description="cap [share of TDP]", readout_format=".0%",
-                                   continuous_update=False, style=STYLE, layout=WIDE),
+                                   continuous_update=False, style=STYLE, layout=wide()),
     }
     message, summary = widgets.HTML(), widgets.HTML()
     chart = widgets.Image(format="png", layout=widgets.Layout(max_width="800px"))
@@ -219,11 +219,11 @@ def region_carbon(model: str = "llama2-7b", accelerator: str = "h100-sxm5-80gb",
                                      indent=False),
         "pue": widgets.FloatSlider(value=1.56 if pue is None else pue, min=1.0, max=2.0,
                                    step=0.01, description="PUE [-]", disabled=pue is None,
-                                   continuous_update=False, style=STYLE, layout=WIDE),
+                                   continuous_update=False, style=STYLE, layout=wide()),
         "embodied": widgets.Text(value="" if embodied_kgco2e is None else str(embodied_kgco2e),
                                  placeholder="blank = catalog (die only)",
                                  description="embodied [kgCO2e/device]",
-                                 continuous_update=False, style=STYLE, layout=WIDE),
+                                 continuous_update=False, style=STYLE, layout=wide()),
         "regions": widgets.SelectMultiple(options=[(lbl, rid) for lbl, rid in
                                                    region_options(tuple(all_regions))],
                                           value=tuple(regions), rows=12,
@@ -324,7 +324,7 @@ def start_month_carbon(model: str = "llama2-7b", accelerator: str = "h100-sxm5-8
         "devices": int_text(devices, "devices"),
         "tokens": tokens_text(model, tokens),
         "year": widgets.IntText(value=year, description="year the runs start in",
-                                style=STYLE, layout=WIDE),
+                                style=STYLE, layout=wide()),
         "regions": widgets.SelectMultiple(options=region_options(tuple(all_regions)),
                                           value=tuple(regions), rows=8, description="regions",
                                           style={"description_width": "60px"},
@@ -394,13 +394,13 @@ def cleanest_start_window(model: str = "llama2-7b", accelerator: str = "h100-sxm
     """
     def day(value, description):
         return widgets.Text(value=value, description=description, placeholder="YYYY-MM-DD",
-                            continuous_update=False, style=STYLE, layout=WIDE)
+                            continuous_update=False, style=STYLE, layout=wide())
 
     controls = {"model": model_dropdown(model), "accelerator": accelerator_dropdown(accelerator),
                 "devices": int_text(devices, "devices"), "tokens": tokens_text(model, tokens),
                 "region": widgets.Dropdown(options=region_options((region,)), value=region,
                                            description="grid region", style=STYLE,
-                                           layout=WIDE),
+                                           layout=wide()),
                 "earliest": day(earliest, "earliest start"), "latest": day(latest, "latest start")}
     message, summary, table = widgets.HTML(), widgets.HTML(), widgets.HTML()
     box = widgets.VBox([widgets.VBox(list(controls.values())), message, summary, table])

@@ -10,7 +10,7 @@ import ipywidgets as widgets
 from .. import catalog
 from ..estimate import estimate
 from ..units import GIGA
-from .kit import (STYLE, WIDE, Refresher, caveats_html, check_choice, clears, model_dropdown,
+from .kit import (STYLE, wide, Refresher, caveats_html, check_choice, clears, model_dropdown,
                   parse_optional_number, region_dropdown, sig, tokens_text)
 
 
@@ -108,16 +108,16 @@ def run_cost(accelerator: str = "h100-sxm5-80gb", model: str = "llama2-7b",
         "accelerator": widgets.Dropdown(options=[(f"{row['name']} ({aid})", aid)
                                                  for aid, row in accs.iterrows()],
                                         value=accelerator, description="accelerator",
-                                        style=STYLE, layout=WIDE),
+                                        style=STYLE, layout=wide()),
         "model": model_dropdown(model),
         "devices": widgets.IntText(value=devices, description="devices", style=STYLE,
-                                   layout=WIDE),
+                                   layout=wide()),
         "tokens": tokens_text(model, tokens),
         "region": region_dropdown(region),
         "power_cap": widgets.Text(value="" if power_cap is None else f"{power_cap:g}",
                                   placeholder="blank = rated maximum (TDP)",
                                   description="power cap [W]", continuous_update=False,
-                                  style=STYLE, layout=WIDE),
+                                  style=STYLE, layout=wide()),
     }
     message = widgets.HTML()
     summary = widgets.HTML()

@@ -13,7 +13,7 @@ from .. import plotting
 from ..estimate import estimate
 from ..layout import LayoutError
 from ..units import GIGA
-from .kit import (CURATED_REGIONS, STYLE, WIDE, Refresher, accelerator_dropdown, cards,
+from .kit import (CURATED_REGIONS, STYLE, wide, Refresher, accelerator_dropdown, cards,
                   caveats_html, check_choice, clears, int_text, model_dropdown, png,
                   region_options, sig, tokens_text)
 
@@ -152,10 +152,10 @@ def sites_explorer(model: str = "llama3.1-8b", accelerator: str = "h100-sxm5-80g
                                        description="sites", style=STYLE),
         "link": widgets.FloatLogSlider(value=site_link_gbps, base=10, min=0, max=5, step=0.1,
                                        description="site link [Gb/s]", readout_format=",.3g",
-                                       continuous_update=False, style=STYLE, layout=WIDE),
+                                       continuous_update=False, style=STYLE, layout=wide()),
         "latency": widgets.FloatSlider(value=site_link_latency_ms, min=0.0, max=100.0,
                                        step=0.5, description="latency [ms, one way]",
-                                       continuous_update=False, style=STYLE, layout=WIDE),
+                                       continuous_update=False, style=STYLE, layout=wide()),
         "placement": widgets.ToggleButtons(options=PLACEMENTS, value=cross_site,
                                            description="what crosses", style=STYLE),
         "sync": widgets.ToggleButtons(options=[("every step", 1)] + [
@@ -163,7 +163,7 @@ def sites_explorer(model: str = "llama3.1-8b", accelerator: str = "h100-sxm5-80g
             description="exchange", style=STYLE),
         **{f"region{i}": widgets.Dropdown(options=choices, value=regions[i],
                                           description=f"site {i + 1} region", style=STYLE,
-                                          layout=WIDE)
+                                          layout=wide())
            for i in range(max(SITE_CHOICES))},
     }
     message, summary, table = widgets.HTML(), widgets.HTML(), widgets.HTML()

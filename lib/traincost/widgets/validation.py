@@ -11,7 +11,7 @@ import pandas as pd
 
 from .. import catalog, plotting
 from ..units import GIB
-from .kit import STYLE, WIDE, Refresher, cards, check_choice, clears, png, sig
+from .kit import STYLE, wide, Refresher, cards, check_choice, clears, png, sig
 
 
 def filter_validation(table: pd.DataFrame, families=None,
@@ -195,7 +195,7 @@ def case_explorer(case: str = "llama2-34b") -> widgets.VBox:
     ids = sorted(catalog.published_runs().index)
     check_choice("case", case, ids)
     controls = {"case": widgets.Dropdown(options=ids, value=case, description="case",
-                                         style=STYLE, layout=WIDE)}
+                                         style=STYLE, layout=wide())}
     message, summary = widgets.HTML(), widgets.HTML()
     chart = widgets.Image(format="png", layout=widgets.Layout(max_width="900px"))
     box = widgets.VBox([controls["case"], message, summary, chart])
