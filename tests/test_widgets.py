@@ -2,6 +2,7 @@
 what it shows. No browser: the callbacks run synchronously when a control's value changes.
 """
 import html
+import os
 import math
 import re
 
@@ -919,3 +920,14 @@ def test_a_broken_layout_rule_reads_in_the_widgets_words(build):
     text = box.message.value
     assert "global batch 1024 must be a multiple of dp*micro-batch" in text
     assert "--" not in text
+
+
+def test_a_code_cells_chart_shows_once_in_voila(monkeypatch):
+    """Voila hides the code, so a chart a code cell draws beside a widget drawing the same
+    one would show twice (2026-12-02 walk-through): widgets.lab_only keeps it where the code
+    shows and drops it in a Voila kernel, which Voila marks with VOILA_* variables."""
+    for key in [k for k in os.environ if k.startswith("VOILA_")]:
+        monkeypatch.delenv(key)
+    assert not widgets.in_voila() and widgets.lab_only("chart") == "chart"
+    monkeypatch.setenv("VOILA_REQUEST_URL", "http://127.0.0.1:8866/voila/render/01.ipynb")
+    assert widgets.in_voila() and widgets.lab_only("chart") is None

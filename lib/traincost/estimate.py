@@ -43,6 +43,13 @@ EMBODIED_BASES = ("die", "chip", "server")
 
 
 
+def _loso() -> str:
+    """The headline accuracy in words: leave-one-source-out over every fitted run."""
+    m = calibration.METRICS
+    return (f"{m['loso_mape_pct']:.1f}% over every fitted run with its source document held "
+            f"out ({m['loso_sources']} documents)")
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A full estimate for one configuration: inputs, outputs (SI) and breakdowns."""
@@ -167,12 +174,13 @@ class Estimate:
             return (f"out of sample, {v['accelerator_loo_mape_pct']:.1f}% mean and "
                     f"{v['accelerator_loo_worst_pct']:.1f}% worst error on the "
                     f"{v['accelerator_runs']} published {v['group']} runs on {acc} "
-                    f"(leave-one-out throughput; {v['loo_mape_pct']:.1f}% over all "
-                    f"{v['runs']}; traincost validate)")
+                    f"(leave-one-out throughput; {v['loo_mape_pct']:.1f}% over the reference "
+                    f"stack's {v['runs']}, {_loso()}; traincost validate)")
         return (f"no published {v['group']} run on {acc} checks this estimate; over the "
-                f"{v['runs']} runs on other devices the out-of-sample error is "
-                f"{v['loo_mape_pct']:.1f}% mean, {v['loo_worst_pct']:.1f}% worst "
-                "(leave-one-out throughput; traincost validate), and this device's is unknown")
+                f"reference stack's {v['runs']} runs on other devices the out-of-sample error "
+                f"is {v['loo_mape_pct']:.1f}% mean, {v['loo_worst_pct']:.1f}% worst "
+                f"(leave-one-out throughput; {_loso()}; traincost validate), and this device's "
+                "is unknown")
 
     def _stack(self) -> dict:
         """The software stack as run: every declared stack input (flags as booleans, the

@@ -36,8 +36,8 @@ from .dollars import (DEADLINE_ACCELERATORS, DEADLINE_DEVICE_COUNTS, candidates_
                       cheapest_for_deadline, rent_or_own, rent_own_html, winner_html)
 from .flops import flops_and_memory, memory_summary_html
 from .kit import (CURATED_REGIONS, MICRO_BATCH_CHOICES, RECOMPUTE_CHOICES, TP_CHOICES,
-                  ZERO_CHOICES, parse_device_counts, parse_optional_number, parse_price,
-                  preset_tokens, region_options, sig)
+                  ZERO_CHOICES, in_voila, lab_only, parse_device_counts, parse_optional_number,
+                  parse_price, preset_tokens, region_options, sig)
 from .layout import (FIND_ACCELERATORS, FIND_DEVICE_COUNTS, LAYOUT_KNOBS, OBJECTIVE_CHOICES,
                      SEARCH_TOP, best_summary_html, find_best_layout, run_search,
                      search_notes_html, top_table, why_lose_html, why_lose_rows,
@@ -57,7 +57,7 @@ from .validation import (case_explorer, case_html, filter_validation, validation
 __all__ = [
     # kit
     "CURATED_REGIONS", "MICRO_BATCH_CHOICES", "RECOMPUTE_CHOICES", "TP_CHOICES",
-    "ZERO_CHOICES", "parse_device_counts", "parse_optional_number", "parse_price",
+    "ZERO_CHOICES", "in_voila", "lab_only", "parse_device_counts", "parse_optional_number", "parse_price",
     "preset_tokens", "region_options", "sig",
     # 00, 01
     "run_cost", "run_cost_html", "run_cost_summary",

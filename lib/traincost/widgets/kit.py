@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import math
+import os
 
 import ipywidgets as widgets
 
@@ -245,6 +246,19 @@ def recompute_buttons(recompute: str) -> widgets.ToggleButtons:
     check_choice("recompute", recompute, RECOMPUTE_CHOICES)
     return widgets.ToggleButtons(options=RECOMPUTE_CHOICES, value=recompute,
                                  description="recompute", style={**STYLE, "button_width": "90px"})
+
+
+def in_voila() -> bool:
+    """Whether this kernel serves a Voila page: Voila puts ``VOILA_*`` variables (its base,
+    server and request URLs) in its kernels' environment (voila/handler.py, 0.5)."""
+    return any(key.startswith("VOILA_") for key in os.environ)
+
+
+def lab_only(obj):
+    """``obj`` where the code shows (JupyterLab, an executed or exported copy); None in Voila,
+    where the code is hidden and the widget beside it draws the same chart: one copy of
+    each chart on a page (issue 26)."""
+    return None if in_voila() else obj
 
 
 # --------------------------------------------------------------------------------------
