@@ -302,3 +302,42 @@ def test_oversubscription_divides_the_fabric_between_domains():
     with pytest.raises(ValueError, match="oversubscription: 0.5 must be at least 1"):
         traincost.estimate("h100-sxm5-80gb", 64, oversubscription=0.5, **kw)
 
+
+
+def test_the_site_link_is_drawn_only_where_it_is_crossed_and_not_given(monkeypatch):
+    """Intervals draw the site link's achieved share, latency and oversubscription
+    (data/input_ranges.csv, site-link-*) for a run over more than one site, and only what
+    the run does not give: one site draws none, a given link and latency leave only the
+    achieved share. With the model's own error at zero, a step time's range is then the
+    link's alone: none for one site, some for two over a slow link."""
+    from traincost import calibration, uncertainty
+    monkeypatch.setitem(calibration.ERROR_POOLS, "unspecified", [0.0, 0.0])
+    kw = dict(model="llama3.1-8b", global_batch=512, tokens=1e11)
+    one = traincost.estimate("h100-sxm5-80gb", 256, **kw)
+    campus = traincost.estimate("h100-sxm5-80gb", 256, **kw, sites=2)
+    slow = traincost.estimate("h100-sxm5-80gb", 256, **kw, sites=2, site_link_gbps=10,
+                              site_link_latency_ms=5)
+
+    def drawn(est):
+        return {i.id for i in uncertainty.uncertain_inputs(est) if i.id.startswith("site-")}
+
+    assert drawn(one) == set()
+    assert drawn(campus) == {"site-link-efficiency", "site-link-latency",
+                             "site-link-oversubscription"}
+    assert drawn(slow) == {"site-link-efficiency"}
+    lo, mid, hi = uncertainty.intervals(one, draws=500)["step_time_s"]
+    assert lo == pytest.approx(hi, rel=1e-12)
+    lo, mid, hi = uncertainty.intervals(slow, draws=500)["step_time_s"]
+    assert lo < slow.step_time_s < hi
+    # the achieved share divides the link's bandwidth: halving it doubles the bandwidth
+    # term of the exchange, 2 (n - 1)/n S / (B f) with n = 2 sites
+    from dataclasses import replace
+    from traincost.assumptions import DEFAULT
+    half = traincost.estimate("h100-sxm5-80gb", 256, **kw, sites=2, site_link_gbps=10,
+                              site_link_latency_ms=5,
+                              assumptions=replace(DEFAULT, site_link_comm_efficiency=0.4))
+    grads = slow.params * DEFAULT.grad_reduce_fp32_bytes_per_param
+    link = 10e9 / 8
+    extra = grads / (link * 0.4) - grads / (link * 0.8)          # 2 (n-1)/n = 1 for n = 2
+    assert half.step_breakdown_s()["cross_site_comm"] - \
+        slow.step_breakdown_s()["cross_site_comm"] == pytest.approx(extra, rel=1e-9)

@@ -200,7 +200,8 @@ def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
         "sites": sys_.sites,
         # NaN: buildings of one campus at each row's device count (model._site_link)
         "site_link_bytes_per_s": sys_.site_link_bytes_per_s,
-        "site_link_latency_s": site_link(sys_, assumptions)[1],
+        # NaN: the assumptions' (drawn in an interval), resolved in comm_stages
+        "site_link_latency_s": sys_.site_link_latency_s,
         # NaN: the assumptions' (drawn in an interval), resolved in model.footprint_stage
         "interruption_rate_per_device_s": sys_.interruption_rate_per_device_s,
         "interruption_lost_s": sys_.interruption_lost_s,

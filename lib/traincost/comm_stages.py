@@ -92,6 +92,13 @@ def _site_link(c: dict, a: Assumptions):
     return np.where(np.isnan(given), campus, given) * a.site_link_comm_efficiency
 
 
+def _site_latency(c: dict, a: Assumptions):
+    """One-way latency between two sites [s]: the one given, else (NaN)
+    ``assumptions.site_link_latency_s``, which an interval draws."""
+    given = c["site_link_latency_s"]
+    return np.where(np.isnan(given), a.site_link_latency_s, given)
+
+
 def _pipeline_across_sites(c, a, g, comp, act_bytes, pp_send, pp_mb):
     """Where the pipeline's stages cross the sites: the extra exposed time of one
     micro-batch on a boundary stage, and the link latency of the pipeline's fill and
@@ -105,7 +112,7 @@ def _pipeline_across_sites(c, a, g, comp, act_bytes, pp_send, pp_mb):
     those hops: ``2 (v s - 1) latency``.
     """
     link_bw = _site_link(c, a)
-    latency, v = c["site_link_latency_s"], c["vpp"]
+    latency, v = _site_latency(c, a), c["vpp"]
     cross_send = comm.cross_site_send_time(g.dp * c["cp"] * act_bytes, link_bw, latency)
     boundary = performance.stack_exposed(v * cross_send + pp_send / 2, comp.compute_mb,
                                          c["pp_overlap"], a.stack_overlap_window_fraction)
@@ -205,7 +212,7 @@ def _replicas_across_sites(c, a, g, w, dp_step, gathers_exposed, backward_mb, dp
     exchange = comm.cross_site_all_reduce_time(
         w.params["total"] * c["grad_reduce_bytes_per_param"]
         * np.logical_not(c["frozen_weights"]), g.sites, _site_link(c, a),
-        c["site_link_latency_s"])
+        _site_latency(c, a))
     synchronous = performance.dp_exposed_time(
         dp_step + exchange, backward_mb, gathers_exposed, g.m, c["vpp"], c["dp_overlap"],
         a.dp_overlap_fraction) - dp_exposed

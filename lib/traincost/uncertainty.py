@@ -203,6 +203,12 @@ class Uncertain:
     ppf: callable
 
 
+#: the site link's drawn assumptions -> the System field that, given, replaces each (NaN:
+#: not given); drawn only for a run over more than one site
+SITE_LINK_GIVEN = {"site_link_comm_efficiency": None,
+                   "site_link_latency_s": "site_link_latency_s",
+                   "site_link_oversubscription": "site_link_bytes_per_s"}
+
 #: ``data/input_ranges.csv`` ``use`` -> the ``data/pue.csv`` scopes of the PUE figures it
 #: spreads (a site of an operator whose fleet figure is known; a survey or analyst mean)
 PUE_SCOPES = {"pue_fleet": ("fleet_ttm", "fleet_annual", "new_design"),
@@ -230,6 +236,10 @@ def _uncertain(system, spec) -> list:
             continue                  # the run's own months stand for its season
         if inp.use == "wue" and spec.site.wue_source == "given":
             continue
+        given = SITE_LINK_GIVEN.get(inp.input, "")
+        if inp.input in SITE_LINK_GIVEN and (
+                system.sites <= 1 or (given and not math.isnan(getattr(system, given)))):
+            continue                  # one site crosses nothing; a link given is not drawn
         out.append(inp)
     return out
 
