@@ -4,6 +4,7 @@ sensitivity.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
@@ -35,7 +36,8 @@ def cost_vs_time(df: pd.DataFrame, deadline_days: float, *, winner=None,
     Returns
     -------
     matplotlib.figure.Figure
-        Points carry gid ``"<accelerator>@<devices>"``; the winner's ring ``"winner"``.
+        Points carry gid ``"<accelerator>@<devices>"``, each accelerator's whiskers
+        ``"band:<accelerator>"``; the winner's ring ``"winner"``.
     """
     if ax is None:
         fig = Figure(figsize=(9.0, 4.6), layout="constrained")
@@ -52,19 +54,23 @@ def cost_vs_time(df: pd.DataFrame, deadline_days: float, *, winner=None,
             continue
         xs = sub["train_time_days"].astype(float).to_numpy()
         ys = sub["cost_usd"].astype(float).to_numpy()
-        ax.plot(xs, ys, color=OKABE_ITO[i % len(OKABE_ITO)], linewidth=0.8, alpha=0.6)
-        for (_, r), x_, y_ in zip(sub.iterrows(), xs, ys):
-            if all(c in r.index and pd.notna(r[c]) for c in _BANDS):
-                ax.errorbar([x_], [y_], xerr=[[x_ - r[_BANDS[0]]], [r[_BANDS[1]] - x_]],
-                            yerr=[[y_ - r[_BANDS[2]]], [r[_BANDS[3]] - y_]], fmt="none",
-                            ecolor=OKABE_ITO[i % len(OKABE_ITO)], elinewidth=0.8, alpha=0.6,
-                            gid=f"band:{acc}@{int(r['devices'])}")
+        colour = OKABE_ITO[i % len(OKABE_ITO)]
+        ax.plot(xs, ys, color=colour, linewidth=0.8, alpha=0.6)
+        if all(c in sub.columns for c in _BANDS):      # one whisker set per accelerator
+            band = sub[list(_BANDS)].apply(pd.to_numeric, errors="coerce").to_numpy(float)
+            has = np.isfinite(band).all(axis=1)
+            if has.any():
+                ax.errorbar(xs[has], ys[has],
+                            xerr=[xs[has] - band[has, 0], band[has, 1] - xs[has]],
+                            yerr=[ys[has] - band[has, 2], band[has, 3] - ys[has]], fmt="none",
+                            ecolor=colour, elinewidth=0.8, alpha=0.6, gid=f"band:{acc}")
+        for n, x_, y_ in zip(sub["devices"].astype(int), xs, ys):
             ax.plot([x_], [y_], marker=markers[i % len(markers)], linestyle="none",
-                    color=OKABE_ITO[i % len(OKABE_ITO)], markeredgecolor="black",
-                    markersize=6, gid=f"{acc}@{int(r['devices'])}",
+                    color=colour, markeredgecolor="black", markersize=6, gid=f"{acc}@{n}",
                     label=acc if x_ == xs[0] else None)
-            ax.annotate(str(int(r["devices"])), (x_, y_), textcoords="offset points",
-                        xytext=(4, 4), fontsize=7, color="#444444")
+            # a label beside its point, inside the axes: the layout need not measure it
+            ax.annotate(str(n), (x_, y_), textcoords="offset points", xytext=(4, 4),
+                        fontsize=7, color="#444444").set_in_layout(False)
     ax.axvline(deadline_days, color="black", linestyle="--", linewidth=1.2, gid="deadline")
     xmax = max([deadline_days * 1.5] + list(drawn["train_time_days"].astype(float))
                + list(pd.to_numeric(drawn.get(_BANDS[1], pd.Series(dtype=float)),
