@@ -57,7 +57,8 @@ from .validation import (case_explorer, case_html, filter_validation, validation
 __all__ = [
     # kit
     "CURATED_REGIONS", "MICRO_BATCH_CHOICES", "RECOMPUTE_CHOICES", "TP_CHOICES",
-    "ZERO_CHOICES", "in_voila", "lab_only", "parse_device_counts", "parse_optional_number", "parse_price",
+    "ZERO_CHOICES", "in_voila", "lab_only", "parse_device_counts", "parse_optional_number",
+    "parse_price",
     "preset_tokens", "region_options", "sig",
     # 00, 01
     "run_cost", "run_cost_html", "run_cost_summary",

@@ -13,8 +13,8 @@ import pandas as pd
 from .. import catalog, explore, plotting
 from ..estimate import compare
 from ..units import GIGA
-from .kit import (STYLE, wide, Refresher, accelerator_select, check_choice, clears, message_html,
-                  model_dropdown, parse_price, region_dropdown, sig, tokens_text)
+from .kit import (STYLE, accelerator_select, check_choice, clears, message_html, model_dropdown,
+                  parse_price, Refresher, region_dropdown, sig, tokens_text, wide)
 
 #: accelerators the comparison widget starts with: three GPU generations and a TPU
 DEFAULT_ACCELERATORS = ("a100-sxm4-80gb", "h100-sxm5-80gb", "b200", "tpu-v5p")

@@ -10,9 +10,9 @@ import pandas as pd
 
 from .. import catalog, explore, plotting
 from ..units import GIGA, HOURS_PER_YEAR
-from .kit import (STYLE, wide, Refresher, accelerator_dropdown, accelerator_select, cards,
-                  check_choice, int_text, message_html, model_dropdown, parse_device_counts,
-                  parse_optional_number, png, region_dropdown, sig, tokens_text)
+from .kit import (STYLE, accelerator_dropdown, accelerator_select, cards, check_choice, int_text,
+                  message_html, model_dropdown, parse_device_counts, parse_optional_number, png,
+                  Refresher, region_dropdown, sig, tokens_text, wide)
 
 #: accelerators the deadline widget starts with
 DEADLINE_ACCELERATORS = ("a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb", "b200",

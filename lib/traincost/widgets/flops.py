@@ -11,8 +11,8 @@ import ipywidgets as widgets
 
 from .. import explore, plotting
 from ..units import GIGA
-from .kit import (MICRO_BATCH_CHOICES, TP_CHOICES, Refresher, accelerator_dropdown, cards,
-                  int_text, message_html, model_dropdown, png, recompute_buttons, selection, sig,
+from .kit import (MICRO_BATCH_CHOICES, TP_CHOICES, accelerator_dropdown, cards, int_text,
+                  message_html, model_dropdown, png, recompute_buttons, Refresher, selection, sig,
                   zero_buttons)
 
 

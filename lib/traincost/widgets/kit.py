@@ -29,6 +29,9 @@ CURATED_REGIONS = ("world", "SWE", "FRA", "BRA", "GBR", "DEU", "USA", "USA:calif
                    "USA:virginia", "POL", "CHN", "IND", "JPN", "gcp:europe-west1",
                    "gcp:us-central1", "aws:us-east-1")
 
+#: JupyterLab's class for rendered HTML (Markdown cells, HTML outputs): its table styling
+RENDERED_HTML = "jp-RenderedHTMLCommon"
+
 #: label width every builder uses
 STYLE = {"description_width": "170px"}
 
@@ -37,7 +40,7 @@ def wide() -> widgets.Layout:
     """The control width every builder uses, a new Layout for each control: a Layout is a
     shared model in the browser, so hiding one control (``layout.display``) must not hide
     every control that shares it."""
-    return widgets.Layout(width="420px")
+    return widgets.Layout(width="480px")        # 310 px for a value: catalog names fit
 
 #: slider and button choices of the layout knobs (notebooks 02 and 03)
 TP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
@@ -282,6 +285,18 @@ def clears(box, message, texts=(), images=()):
     return on_error
 
 
+def style_outputs(box) -> None:
+    """Give every HTML output of ``box`` JupyterLab's rendered-HTML styling (the class
+    Markdown and outputs carry: padded, ruled tables), which an HTML widget lacks, so a
+    table's headers no longer run together; JupyterLab and Voila load the same CSS."""
+    stack = [box]
+    while stack:
+        w = stack.pop()
+        if isinstance(w, widgets.HTML) and not isinstance(w, widgets.HTMLMath):
+            w.add_class(RENDERED_HTML)
+        stack.extend(getattr(w, "children", ()))
+
+
 class Refresher:
     """Recompute on any watched control; never let an exception out of a callback.
 
@@ -310,8 +325,10 @@ class Refresher:
             c.observe(self, names="value")
 
     def attach(self, box, controls: dict):
-        """Watch every control, attach the refresher to ``box``, compute once, return box."""
+        """Watch every control, attach the refresher to ``box``, style its tables
+        (:func:`style_outputs`), compute once, return box."""
         self.watch(*controls.values())
+        style_outputs(box)
         box.refresh = self
         self()
         return box

@@ -17,9 +17,9 @@ from ..assumptions import DEFAULT
 from ..explore import OBJECTIVE_WORDS, SEARCH_ROW_KNOBS, layout_label
 from ..search import search
 from ..units import GIGA
-from .kit import (STYLE, wide, Refresher, accelerator_select, cards, check_choice, message_html,
-                  model_dropdown, parse_device_counts, parse_optional_number, png, preset_tokens,
-                  region_dropdown, sig, tokens_text)
+from .kit import (STYLE, accelerator_select, cards, check_choice, message_html, model_dropdown,
+                  parse_device_counts, parse_optional_number, png, preset_tokens, Refresher,
+                  region_dropdown, sig, style_outputs, tokens_text, wide)
 
 #: accelerators and device counts the search widget starts with
 FIND_ACCELERATORS = ("a100-sxm4-80gb", "h100-sxm5-80gb", "tpu-v5p")
@@ -310,6 +310,7 @@ def find_best_layout(model: str = "llama2-70b", accelerators=FIND_ACCELERATORS,
 
     refresh = Refresher(update, on_error)
     _watch(box, controls, button, refresh)
+    style_outputs(box)
     refresh()
     return box
 

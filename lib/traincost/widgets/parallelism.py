@@ -12,9 +12,9 @@ from .. import catalog, explore, plotting
 from ..assumptions import DEFAULT
 from ..estimate import attention_label
 from ..inputs import ATTENTION_KERNELS, OPTIMIZER_STATES, OVERLAP_KINDS, parse_overlap
-from .kit import (MICRO_BATCH_CHOICES, STYLE, TP_CHOICES, wide, Refresher, accelerator_dropdown,
-                  cards, caveats_html, check_choice, clears, int_text, model_dropdown, png,
-                  recompute_buttons, selection, sig, zero_buttons)
+from .kit import (MICRO_BATCH_CHOICES, STYLE, TP_CHOICES, accelerator_dropdown, cards,
+                  caveats_html, check_choice, clears, int_text, model_dropdown, png,
+                  recompute_buttons, Refresher, selection, sig, wide, zero_buttons)
 
 
 def derived_dp(devices, tp, pp) -> str:
@@ -72,7 +72,8 @@ def _stack_controls(attention_kernel: str, parallel_block: bool, overlap: str,
                                                   description=f"overlap {kind} comm.")
     out["balanced_pipeline"] = widgets.Checkbox(
         value=bool(balanced_pipeline), indent=False,
-        description="embedding and loss count as pipeline layers")
+        description="embedding and loss count as pipeline layers",
+        layout=widgets.Layout(width="auto"))            # the whole label, not cut
     out["optimizer_state"] = widgets.ToggleButtons(
         options=OPTIMIZER_STATES, value=optimizer_state, description="Adam state",
         tooltips=["fp32 master weights, momentum and variance: "

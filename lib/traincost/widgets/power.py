@@ -9,9 +9,9 @@ import pandas as pd
 
 from .. import catalog, explore, plotting
 from ..units import GIGA, SECONDS_PER_DAY, SECONDS_PER_MONTH
-from .kit import (CURATED_REGIONS, STYLE, wide, Refresher, accelerator_dropdown, cards,
-                  clears, int_text, message_html, model_dropdown, parse_optional_number, png,
-                  region_choices, region_options, sig, tokens_text)
+from .kit import (CURATED_REGIONS, STYLE, accelerator_dropdown, cards, clears, int_text,
+                  message_html, model_dropdown, parse_optional_number, png, Refresher,
+                  region_choices, region_options, sig, tokens_text, wide)
 
 #: a short list of regions for the carbon-by-region widget: clean to coal-heavy
 CARBON_REGIONS = ("SWE", "FRA", "gcp:europe-west1", "GBR", "USA:california", "world", "USA",

@@ -10,8 +10,8 @@ import ipywidgets as widgets
 from .. import catalog
 from ..estimate import estimate
 from ..units import GIGA
-from .kit import (STYLE, wide, Refresher, caveats_html, check_choice, clears, model_dropdown,
-                  parse_optional_number, region_dropdown, sig, tokens_text)
+from .kit import (STYLE, caveats_html, check_choice, clears, model_dropdown,
+                  parse_optional_number, Refresher, region_dropdown, sig, tokens_text, wide)
 
 
 def run_cost_estimate(params: dict) -> dict:

@@ -13,9 +13,9 @@ from .. import plotting
 from ..estimate import estimate
 from ..layout import LayoutError
 from ..units import GIGA
-from .kit import (CURATED_REGIONS, STYLE, wide, Refresher, accelerator_dropdown, cards,
-                  caveats_html, check_choice, clears, int_text, model_dropdown, png,
-                  region_options, sig, tokens_text)
+from .kit import (CURATED_REGIONS, STYLE, accelerator_dropdown, cards, caveats_html, check_choice,
+                  clears, int_text, model_dropdown, png, Refresher, region_options, sig,
+                  tokens_text, wide)
 
 #: the site counts the widget offers, and the most region pickers it shows
 SITE_CHOICES = (1, 2, 3, 4)
