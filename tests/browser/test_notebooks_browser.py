@@ -146,6 +146,21 @@ def test_voila_index(page, server):
     assert _headline_days(page) < before
 
 
+def test_voila_sites_shows_every_control(page, server):
+    """Notebook 09's widget in Voila: every control it builds is shown but the regions of
+    sites it does not have (the 2026-12-02 walk-through found only its button rows: one
+    Layout, shared by every control, hidden with the unused region dropdowns)."""
+    page.goto(f"{server}/voila/render/09-training-across-sites.ipynb?token={TOKEN}")
+    page.wait_for_selector(".widget-html-content:has-text('Crossing the sites')",
+                           state="attached", timeout=120_000)
+    _no_errors(page)
+    for label in ("model preset", "accelerator", "devices", "tokens [billions]",
+                  "site link [Gb/s]", "latency [ms, one way]", "site 1 region",
+                  "site 2 region"):
+        assert page.locator(f"label:text-is('{label}')").first.is_visible(), label
+    assert not page.locator("label:text-is('site 3 region')").first.is_visible()
+
+
 #: the notebooks Run All is checked on alone: every main notebook but those the tests above
 #: run all already (00 and 01, checked there for errors and for their widgets' numbers)
 RUN_ABOVE = ("00-index.ipynb", "01-compare-accelerators.ipynb")
