@@ -131,6 +131,9 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   micro-batches, memory.microbatches_in_flight) lowers the interleaved rows whose m falls
   short of min(m, p) (1 + (p - 1)/(p v)) by up to 30%; 5 more sweep rows fit. No step time moves; the estimates'
   accuracy lines follow the refit (torchtitan 0.917 -> 0.937).
+- ZeRO-3's unsharded weights at what the all-gather delivers (1 B a parameter where it
+  gathers fp8): no sweep row or searched estimate moves (none gathers fp8 under ZeRO-3);
+  validate.json's torchtitan fp8-gather memory figures do.
 - the estimates' accuracy line names what its second figure covers (the reference stack's
   runs) and adds the headline, leave-one-source-out over every fitted run (the 2026-12-02
   walk-through read "3.7% over all 67" against notebook 07's 170 runs): text only.

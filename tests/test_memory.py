@@ -286,6 +286,16 @@ def test_torchtitan_keeps_a_pipeline_stage_gathered():
     one = traincost.estimate(**{**kw, "pp": 1, "devices": 8, "global_batch": 16})
     assert one.memory_breakdown_gib()["gathered"] * 2**30 == pytest.approx(
         VOCAB * HID * 6, rel=1e-12)
+    # with the weights all-gathered in fp8 (torchao's float8 all-gather: the matmul takes
+    # the gathered fp8 tensor), the stage's whole weights are 1 B a parameter: 1 + 4 B
+    fp8 = traincost.estimate(**kw, precision="fp8", fp8_param_gather=True)
+    b8 = fp8.memory_breakdown_gib()
+    assert b8["gathered"] == pytest.approx(b8["weights"] * 8 * 5 / 2, rel=1e-12)
+    # and without a pipeline, the two units gathered and the gradient: 2 x 1 + 2 B
+    one8 = traincost.estimate(**{**kw, "pp": 1, "devices": 8, "global_batch": 16},
+                              precision="fp8", fp8_param_gather=True)
+    assert one8.memory_breakdown_gib()["gathered"] * 2**30 == pytest.approx(
+        VOCAB * HID * 4, rel=1e-12)
 
 
 def test_a_fused_loss_holds_the_16_bit_logits_and_their_gradient():

@@ -338,14 +338,15 @@ def memory_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace
         + memory.head_bytes(g.s_local, c["micro_batch"], c["hidden"], t, a.sequence_parallel,
                             g.act_e, c["final_norm_bytes"], c["output_gathered_input"])
     # ZeRO-3's unsharded working set: a unit or two, or (a framework that keeps them under a
-    # pipeline) the whole stage's 16-bit weights and its gradients, which FSDP2 accumulates
-    # across micro-batches in the dtype it reduces them in
-    # (FSDPParam.to_accumulated_grad_if_needed)
+    # pipeline) the whole stage's weights and its gradients, which FSDP2 accumulates across
+    # micro-batches in the dtype it reduces them in (FSDPParam.to_accumulated_grad_if_needed);
+    # the unsharded weights are what the all-gather delivered, 1 byte where it gathers fp8
+    # (torchao's float8 all-gather hands the matmul the gathered fp8 tensor)
     gathered = np.where(
         c["pp_keeps_gathered"] & (c["pp"] > 1) & (c["zero"] >= 3) & (g.dp_cp > 1),
-        dense * (c["weight_bytes_per_param"] + c["grad_reduce_bytes_per_param"] * trained),
+        dense * (c["gather_bytes_per_param"] + c["grad_reduce_bytes_per_param"] * trained),
         memory.zero3_gathered_bytes((params["layers"] - expert_params) / L, params["output"],
-                                    c["pp"], t, c["zero"], g.dp_cp, c["weight_bytes_per_param"],
+                                    c["pp"], t, c["zero"], g.dp_cp, c["gather_bytes_per_param"],
                                     grad_bytes, c["zero3_gathered_units"]))
     activations = memory.stage_activation_bytes(
         stored, full, c["pp"], c["vpp"], g.m, g.layers_per_stage, g.first_stage_layers,
