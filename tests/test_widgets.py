@@ -902,8 +902,8 @@ def test_hiding_a_control_hides_no_other():
     sites widget hid its unused region dropdowns (found in the 2026-12-02 browser
     walk-through of notebook 09). No two controls of any widget share a Layout."""
     box = widgets.sites_explorer()
-    shown = [k for k, c in box.controls.items() if c.layout.display == "none"]
-    assert shown == ["region2", "region3"]          # two sites: the third and fourth hidden
+    hidden = [k for k, c in box.controls.items() if c.layout.display == "none"]
+    assert hidden == ["region2", "region3"]         # two sites: the third and fourth hidden
     for build in (widgets.sites_explorer, widgets.run_cost, widgets.compare_accelerators,
                   widgets.cheapest_for_deadline):
         layouts = [c.layout for c in build().controls.values()]

@@ -388,8 +388,8 @@ def logits_bytes(seq_len, micro_batch, vocab, tp, bytes_per_element=2.0, bytes_p
     return bytes_per_logit * bytes_per_element / 2 * seq_len * micro_batch * vocab / tp
 
 
-def head_bytes(seq_len, micro_batch, hidden, tp, sequence_parallel, bytes_per_element=2.0,
-               norm_bytes=2.0, gathered_input=False):
+def head_bytes(seq_len, micro_batch, hidden, tp, sequence_parallel, bytes_per_element,
+               norm_bytes, gathered_input):
     """What the final norm and the output layer keep for their backward, outside the
     transformer blocks (never checkpointed), one micro-batch on a device of the last stage.
     [bytes]
@@ -424,12 +424,13 @@ def head_bytes(seq_len, micro_batch, hidden, tp, sequence_parallel, bytes_per_el
 
     >>> float(head_bytes(8192, 16, 8192, 8, True, 2.0, 6.0, True)) / 2**30
     2.75
-    >>> float(head_bytes(8192, 16, 8192, 8, True)) / 2**30
+    >>> float(head_bytes(8192, 16, 8192, 8, True, 2.0, 2.0, False)) / 2**30
     0.5
     """
     t_seq = np.where(sequence_parallel, tp, 1)
-    out = np.where(gathered_input, 2.0, 2.0 / t_seq)
-    return bytes_per_element / 2 * seq_len * micro_batch * hidden * (norm_bytes / t_seq + out)
+    norm = norm_bytes * bytes_per_element / 2 / t_seq          # N is given at e = 2
+    kept_input = bytes_per_element * np.where(gathered_input, 1.0, 1.0 / t_seq)
+    return seq_len * micro_batch * hidden * (norm + kept_input)
 
 
 def zero3_gathered_bytes(layer_params, output_params, pp, tp, zero, dp, weight_bytes,
