@@ -142,9 +142,11 @@ def test_new_runs_carry_their_pre_fit_error():
     # issue 21: every run that came with it was predicted before it joined the fit, and the
     # prediction's error and the model that made it are in its row
     new = RUNS[RUNS.index.str.startswith(NEW)]
-    assert len(new) == 67                    # 56, then Gaudi 2's Megatron-DeepSpeed, LUMI, Azure's 175B bars
+    # 56, then Gaudi 2's Megatron-DeepSpeed, LUMI, Azure's 175B bars, torchtitan's two
+    # torch.compile rows (predicted with the eager/fused input before they joined)
+    assert len(new) == 69
     predicted = new[new["prefit_error_pct"].notna()]
-    assert len(predicted) >= 58
+    assert len(predicted) >= 60
     assert predicted["prefit_basis"].str.contains("before the row joined the fit").all()
     assert new["status"].eq("measured").all()
     # the rows that were in the calibration before (SC21, NeMo, ...) joined without one;
@@ -198,8 +200,8 @@ def test_measured_peak_memory_is_compared_not_fitted():
     # predicted layout's memory with them, in their own family, which FIT_FAMILIES leaves
     # out of every fit
     measured = RUNS["reported_peak_memory_gib_per_device"].dropna()
-    assert len(measured) == 15
-    assert measured.index.str.startswith("tt-").sum() == 14
+    assert len(measured) == 17
+    assert measured.index.str.startswith("tt-").sum() == 16
     assert measured["mlperf50-lenovo-lora70b-b200-8"] == 168.8
     assert RUNS.loc["tt-h100-llama3.1-8b-8-fsdp", "reported_peak_memory_gib_per_device"] == 82.4
     table = validate.compare_published(RUNS.loc[["tt-h100-llama3.1-70b-256-2d-fp8"]])

@@ -137,6 +137,12 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
 - the estimates' accuracy line names what its second figure covers (the reference stack's
   runs) and adds the headline, leave-one-source-out over every fitted run (the 2026-12-02
   walk-through read "3.7% over all 67" against notebook 07's 170 runs): text only.
+- eager element-wise work (issue 21: --elementwise; torchtitan, PyTorch FSDP, DeepSpeed and
+  llm-foundry run eager unless a run states torch.compile): a Llama-style block's RMSNorm,
+  rotary embedding and SwiGLU move more bytes, counted op by op. No sweep row or searched
+  estimate moves (none names one of those frameworks); torchtitan refits 0.937 -> 0.955 and
+  PyTorch FSDP 0.966 -> 1.051, with validate.json's PyTorch-stack cases and torchtitan's
+  two new torch.compile rows, and the estimates' accuracy lines.
 """
 
 from __future__ import annotations

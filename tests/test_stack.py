@@ -276,7 +276,8 @@ def test_cli_stack_flags_reach_the_estimate(capsys):
                           "overlap": ["tp", "dp"], "balanced_pipeline": False,
                           "fp8_activations": False, "optimizer_state": "fp32",
                           "framework": "unspecified", "lora": False, "sync_every": 1,
-                          "fused_loss": False, "fp8_param_gather": False,
+                          "fused_loss": False, "elementwise": "fused",
+                          "fp8_param_gather": False,
                           "fp8_params": False, "fp8_activation_input": False,
                           "recompute_fraction": 1.0, "shard_group": 0,
                           "attention_kernel_used": "materialized"}

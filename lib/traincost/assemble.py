@@ -189,6 +189,7 @@ def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
         if acc.attention_kernel_used(stack.attention_kernel) == "triton" else 1.0,
         "attention_kv_tokens": acc.attention_kv_tokens,
         "framework_matmul_factor": catalog.framework_factor(stack.framework, acc)[0],
+        "eager_elementwise": eager_elementwise(stack),
         **stack_memory(stack, assumptions),
         "hbm_bytes": acc.hbm_bytes, "hbm_bytes_per_s": acc.hbm_bytes_per_s,
         "tdp_w": acc.tdp_w, "idle_w": acc.idle_w,
@@ -390,11 +391,26 @@ def stack_memory(stack: Stack, assumptions: Assumptions = DEFAULT) -> dict:
             "fp8_activation_input": bool(stack.fp8_activation_input)}
 
 
+def eager_elementwise(stack: Stack) -> bool:
+    """Whether the stack runs its element-wise work eager, one PyTorch kernel an operator:
+    ``elementwise`` given, or (``auto``) its framework's (``data/frameworks.csv``
+    ``elementwise``; blank: fused).
+
+    >>> eager_elementwise(Stack(framework="torchtitan")), eager_elementwise(Stack())
+    (True, False)
+    >>> eager_elementwise(Stack(framework="torchtitan", elementwise="fused"))
+    False
+    """
+    if stack.elementwise != "auto":
+        return stack.elementwise == "eager"
+    return catalog.framework(stack.framework)["elementwise"] == "eager"
+
+
 def build_stack(**inputs) -> Stack:
     """A Stack from the software-stack keywords (:data:`STACK_INPUTS`; None: not given),
     and for those not given the defaults the stack's ``framework`` implies
-    (``data/frameworks.csv``: attention kernel, overlaps). ValueError names an unknown
-    framework.
+    (``data/frameworks.csv``: attention kernel, overlaps, eager or fused element-wise work).
+    ValueError names an unknown framework.
 
     >>> build_stack(framework="llm-foundry").overlap
     'dp'
@@ -405,7 +421,7 @@ def build_stack(**inputs) -> Stack:
              if v is not None}
     if "framework" in given:
         row = catalog.framework(given["framework"])
-        for name in ("attention_kernel", "overlap"):
+        for name in ("attention_kernel", "overlap", "elementwise"):
             if name not in given and isinstance(row[name], str) and row[name]:
                 given[name] = row[name]
     return Stack(**given)

@@ -216,6 +216,30 @@ class Assumptions:
         "per layer)", "estimate",
         "Element-wise work (norms, activation functions, dropout, residuals, softmax) moves "
         "about twice the bytes it stores (one read, one write); it is HBM-bound.")
+    eager_rmsnorm_passes: float = _a(
+        16.0, "16-bit elements moved / element", "PyTorch torchtitan torchtitan/models/norms.py "
+        "RMSNorm (x * rsqrt(x.pow(2).mean(-1) + eps) on x.float(), then type_as and the weight; "
+        "train_configs/llama3_8b.toml norm_type rmsnorm, compile false); Meta's Llama reference "
+        "model.py the same", "estimate",
+        "What one RMSNorm moves beyond a fused kernel's one read and one write, counted per "
+        "eager kernel in 16-bit units (an fp32 element counts 2): x.float() 1+2, pow 2+2, mean "
+        "2, x * rsqrt 2+2, type_as 2+1, * weight 1+1 = 18, less the fused 2. A Llama-style "
+        "block runs two. Applies to eager element-wise work only "
+        "(performance.eager_elementwise_passes).")
+    eager_rope_passes: float = _a(
+        8.0, "16-bit elements moved / element", "PyTorch torchtitan torchtitan/models/llama/"
+        "model.py apply_rotary_emb (view_as_complex of xq.float() and xk.float(), a complex "
+        "multiply, view_as_real, type_as); Meta's Llama reference model.py the same",
+        "estimate",
+        "What the eager rotary embedding moves per element of the queries and keys beyond a "
+        "fused kernel's read and write: float() 1+2, the complex multiply 2+2, type_as 2+1 = "
+        "10, less 2.")
+    eager_swiglu_passes: float = _a(
+        2.0, "16-bit elements moved / element", "PyTorch torchtitan torchtitan/models/llama/"
+        "model.py FeedForward.forward (w2(F.silu(w1(x)) * w3(x)))", "estimate",
+        "What the eager SwiGLU moves per element of the MLP's inner width f beyond a fused "
+        "kernel's (read both halves, write the product: 3): silu 1+1 then the product 2+1 = "
+        "5, less 3.")
 
     # --- communication -------------------------------------------------------------------
     scaleup_comm_efficiency: float = _a(

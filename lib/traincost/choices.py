@@ -52,6 +52,11 @@ FUSED_ATTENTION_KERNELS = ("auto", "flash", "cudnn", "triton")
 OVERLAP_KINDS = ("tp", "pp", "dp", "ep")
 #: precision of the Adam state (:attr:`traincost.Stack.optimizer_state`)
 OPTIMIZER_STATES = ("fp32", "bf16")
+#: how the element-wise work runs (:attr:`traincost.Stack.elementwise`): ``auto``, the
+#: framework's way (data/frameworks.csv ``elementwise``); ``fused`` kernels (torch.compile,
+#: XLA, Megatron's and TransformerEngine's hand-fused ones) or ``eager`` PyTorch, one kernel
+#: an operator
+ELEMENTWISE_MODES = ("auto", "fused", "eager")
 
 
 def parse_overlap(text) -> frozenset:

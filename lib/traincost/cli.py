@@ -264,7 +264,8 @@ def _print_estimate(d: dict) -> None:
         f"{', balanced pipeline split' if d['stack']['balanced_pipeline'] else ''}"
         f"{', FP8 activation cache' if d['stack'].get('fp8_activations') else ''}"
         f"{', bf16 Adam state' if d['stack'].get('optimizer_state') == 'bf16' else ''}"
-        f"{', fused loss' if d['stack'].get('fused_loss') else ''}",
+        f"{', fused loss' if d['stack'].get('fused_loss') else ''}"
+        f"{', eager element-wise ops' if d['stack'].get('elementwise') == 'eager' else ''}",
         f"  params      {_fmt(d['params'] / 1e9)} B   model FLOP/token {d['model_flop_per_token']:.3e}",
         f"  memory      {_fmt(d['memory_gib_per_device'])} GiB of {_fmt(d['hbm_gib_per_device'])}"
         f" GiB per device -> {'fits' if d['fits_in_memory'] else 'DOES NOT FIT'}",

@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from . import calibration, catalog, caveats, footprint, layout, options
-from .assemble import (STACK_INPUTS, Inputs, columns, fixed_knobs, framework_knobs,
-                       grid_months, job_inputs, site_knobs, site_link, system)
+from .assemble import (STACK_INPUTS, Inputs, columns, eager_elementwise, fixed_knobs,
+                       framework_knobs, grid_months, job_inputs, site_knobs, site_link, system)
 from .catalog import precision_group
 from .assumptions import DEFAULT, Assumptions, describe
 from .inputs import (OVERLAP_KINDS, Accelerator, Job, ParallelConfig, Site, Stack, System,
@@ -184,11 +184,13 @@ class Estimate:
 
     def _stack(self) -> dict:
         """The software stack as run: every declared stack input (flags as booleans, the
-        overlaps as a list) and the attention kernel ``auto`` resolved to."""
+        overlaps as a list, the element-wise mode ``auto`` resolved to ``eager`` or
+        ``fused``) and the attention kernel ``auto`` resolved to."""
         st = self.stack
         stack = {k: (bool(getattr(st, k)) if options.option(k).kind == "bool"
                      else getattr(st, k)) for k in STACK_INPUTS}
         stack["overlap"] = [k for k in OVERLAP_KINDS if k in st.overlaps]
+        stack["elementwise"] = "eager" if eager_elementwise(st) else "fused"
         stack["attention_kernel_used"] = self.accelerator.attention_kernel_used(
             st.attention_kernel)
         return stack

@@ -23,8 +23,8 @@ import math
 from dataclasses import dataclass, fields
 
 # the vocabularies live in traincost.choices; named here too, where the modules import them
-from .choices import (ATTENTION_KERNELS, CROSS_SITE_MODES, FUSED_ATTENTION_KERNELS,  # noqa: F401
-                      OPTIMIZER_STATES, OVERLAP_KINDS, PRECISIONS, PRICE_MODELS,
+from .choices import (ATTENTION_KERNELS, CROSS_SITE_MODES, ELEMENTWISE_MODES,  # noqa: F401
+                      FUSED_ATTENTION_KERNELS, OPTIMIZER_STATES, OVERLAP_KINDS, PRECISIONS, PRICE_MODELS,
                       RECOMPUTE_MODES, SCALEUP_TOPOLOGIES, parse_overlap)
 from .choices import check_number as _check_number
 
@@ -447,6 +447,13 @@ class Stack:
         rank 16) are left out. [-]
     fused_loss : bool
         The loss as fused or compiled kernels (``assumptions.fused_loss_bytes_per_logit``). [-]
+    elementwise : str
+        How the element-wise work runs (:data:`ELEMENTWISE_MODES`): ``"auto"`` (default), the
+        framework's way (``data/frameworks.csv`` ``elementwise``; blank: fused); ``"fused"``
+        (torch.compile, XLA, Megatron's and TransformerEngine's fused kernels) or
+        ``"eager"`` (PyTorch without a compiler, one kernel an operator: a Llama-style
+        block's RMSNorm, rotary embedding and SwiGLU move several times the bytes,
+        :func:`traincost.performance.eager_elementwise_passes`). [-]
     fp8_param_gather, fp8_params, fp8_activation_input : bool
         An fp8 run's FP8 habits (``traincost.options`` cites each): ZeRO-3 gathers weights in
         FP8; weights held in FP8, 1 byte a parameter; the MLP activation's input in FP8. [-]
@@ -477,6 +484,7 @@ class Stack:
     lora: bool = False
     sync_every: int = 1
     fused_loss: bool = False
+    elementwise: str = "auto"
     fp8_param_gather: bool = False
     fp8_params: bool = False
     fp8_activation_input: bool = False
@@ -488,6 +496,9 @@ class Stack:
             raise ValueError(f"attention-kernel: {self.attention_kernel!r} is not one of "
                              f"{', '.join(ATTENTION_KERNELS)}")
         parse_overlap(self.overlap)
+        if self.elementwise not in ELEMENTWISE_MODES:
+            raise ValueError(f"elementwise: {self.elementwise!r} is not one of "
+                             f"{', '.join(ELEMENTWISE_MODES)}")
         if self.optimizer_state not in OPTIMIZER_STATES:
             raise ValueError(f"optimizer-state: {self.optimizer_state!r} is not one of "
                              f"{', '.join(OPTIMIZER_STATES)}")

@@ -19,8 +19,8 @@ from . import comm, footprint, memory, performance, power, workload
 from .arrays import any_true
 from .assumptions import DEFAULT, Assumptions
 from .comm_stages import data_parallel_stage, microbatch_comm_stage
-from .units import (GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH, SECONDS_PER_DAY,
-                    SECONDS_PER_MONTH, SECONDS_PER_YEAR, TERA)
+from .units import (BYTES_PER_ELEMENT, GIB, GRAMS_PER_TONNE, HOURS_PER_YEAR, JOULES_PER_MWH,
+                    SECONDS_PER_DAY, SECONDS_PER_MONTH, SECONDS_PER_YEAR, TERA)
 
 INPUT_COLUMNS = (
     # accelerator (at the chosen precision)
@@ -69,6 +69,8 @@ INPUT_COLUMNS = (
     "tp_overlap_hidden_share", "gather_bytes_per_param", "grad_reduce_bytes_per_param",
     # the bytes a weight is held in, and whether the MLP's activation keeps an FP8 input
     "weight_bytes_per_param", "fp8_activation_input",
+    # whether the element-wise work runs eager, one PyTorch kernel an operator (else fused)
+    "eager_elementwise",
     # layout (cross_site: :data:`traincost.comm.CROSS_SITE_CODES`)
     "devices", "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute", "cross_site",
     # site
@@ -437,6 +439,18 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
         c["ffn_hidden"], 1.0, tokens_mb, c["seq_len"], t, produced, flop_rate, bw,
         a.elementwise_traffic_factor, e)
     core = core * flop_rate / core_rate              # the square's FLOPs at the 16-bit rate
+    # eager element-wise work (PyTorch without a compiler) moves more than the fused traffic:
+    # a Llama-style block's norms, rotary embedding and SwiGLU, 16-bit, sequence-parallel
+    eager = c["eager_elementwise"] & c["gated_mlp"]
+    if any_true(eager):
+        mlp_width = memory.stored_ffn_width(c["ffn_hidden"], c["moe_ffn_hidden"], False,
+                                            w.params["moe_layers"] / c["layers"], c["top_k"],
+                                            c["shared_experts"])
+        rope_width = np.where(mla, c["qk_rope_head_dim"] * (heads + 1), (heads + kv) * d)
+        passes = performance.eager_elementwise_passes(
+            h, rope_width, mlp_width, eager, a.eager_rmsnorm_passes, a.eager_rope_passes,
+            a.eager_swiglu_passes)
+        elem = elem + passes * tokens_mb * BYTES_PER_ELEMENT["bf16"] / t / bw
     dense_mm = attn_mm + mlp_mm
     L, n_moe = c["layers"], w.params["moe_layers"]
     moe_layer_mm = performance.moe_layer_matmul_time(

@@ -28,8 +28,8 @@ import numpy as np
 from . import catalog
 from .assumptions import DEFAULT
 from .units import MEGA, MILLI, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
-from .inputs import (ATTENTION_KERNELS, CROSS_SITE_MODES, OPTIMIZER_STATES, PRECISIONS,
-                     PRICE_MODELS, RECOMPUTE_MODES)
+from .inputs import (ATTENTION_KERNELS, CROSS_SITE_MODES, ELEMENTWISE_MODES, OPTIMIZER_STATES,
+                     PRECISIONS, PRICE_MODELS, RECOMPUTE_MODES)
 
 #: the containers, as the physics splits the inputs (Calculon's application / execution /
 #: system split is the model): the transformer, the job that trains it, the software stack,
@@ -202,6 +202,13 @@ INPUTS = (
        "loss, Megatron-Core's cross-entropy fusion): "
        f"{DEFAULT.fused_loss_bytes_per_logit:g} B a logit at its peak instead of the "
        "framework's (torchtitan's eager fp32 loss: 12)"),
+    _o("elementwise", "stack", "Stack", "choice", "-",
+       "how norms, activations and rotary embeddings run: auto (default), the framework's "
+       "way (torchtitan, PyTorch FSDP, DeepSpeed, llm-foundry: eager; the others fused); "
+       "fused (torch.compile, XLA, Megatron/TransformerEngine kernels) or eager (PyTorch "
+       "without a compiler: a Llama-style block's RMSNorms, rotary embedding and SwiGLU "
+       "move their intermediates through memory, counted op by op)",
+       choices=ELEMENTWISE_MODES),
     _o("fp8_param_gather", "stack", "Stack", "bool", "-",
        "ZeRO-3/FSDP all-gathers the weights in FP8, 1 B a parameter instead of 2 (with "
        "--precision fp8: torchtitan's enable_fsdp_float8_all_gather, Megatron-Core's "

@@ -114,6 +114,36 @@ def layer_forward_time(tokens, hidden, heads, kv_heads, head_dim, v_dim, qk_dim,
     return attn, mlp, core, elementwise
 
 
+def eager_elementwise_passes(hidden, rope_width, mlp_width, llama_block, rmsnorm_passes,
+                             rope_passes, swiglu_passes):
+    """What eager element-wise work moves beyond fused kernels, per token of one layer's
+    forward. [16-bit elements / token]
+
+    ``E = [llama_block] * (2 * n_norm * h + n_rope * w_rope + n_swiglu * w_mlp)``: a
+    Llama-style block (RMSNorm, rotary embeddings, SwiGLU: every gated preset) run one
+    PyTorch kernel an operator makes each of its two RMSNorms, its rotary embedding of the
+    queries and keys (``rope_width`` elements a token) and its SwiGLU (``mlp_width``, the
+    inner width f) read and write intermediates a fused kernel keeps in registers
+    (``n_norm``, ``n_rope``, ``n_swiglu``: the eager kernels' reads and writes, counted op by
+    op in ``traincost.assumptions``, less the fused kernel's). A GPT-style block's
+    LayerNorm and GELU are one PyTorch kernel each, eager or not: 0. Left out: the
+    key/value repeat of grouped-query attention and layout copies around the attention
+    kernel (a few passes more), which make this a floor.
+
+    Examples
+    --------
+    Llama 3.1 8B (h 4096, 32 query and 8 key/value heads of 128, f 14336): 2*16*4096 +
+    8*(32+8)*128 + 2*14336 = 131072 + 40960 + 28672:
+
+    >>> float(eager_elementwise_passes(4096, (32 + 8) * 128, 14336, True, 16, 8, 2))
+    200704.0
+    >>> float(eager_elementwise_passes(4096, 8192, 16384, False, 16, 8, 2))
+    0.0
+    """
+    extra = 2 * rmsnorm_passes * hidden + rope_passes * rope_width + swiglu_passes * mlp_width
+    return np.where(llama_block, extra, 0.0)
+
+
 def attention_rate(measured_flop_per_s, kv_tokens, measured_kv_tokens, half_rate_kv_tokens):
     """Throughput of a fused attention kernel at the keys each query row attends to.
 
