@@ -72,20 +72,21 @@ def test_the_framework_sets_the_default_and_a_stated_mode_wins():
 def test_torchtitans_torch_compile_pair_is_predicted_in_its_direction_and_size():
     # torchtitan benchmarks/llama3_h100_202412_torchtitan.md Tables 1 and 3: FSDP 5,762 and
     # 5,605 TPS/GPU, FSDP + torch.compile 6,667 and 6,514 (8 and 128 H100): compiling gains
-    # 15.7% and 16.2%. The counted passes, fitted to nothing, must predict a gain within
-    # half of that either way (with no eager term it would be 0)
+    # 15.7% and 16.2%, on Meta's Grand Teton H100s (96GB HBM2e at 2.4 TB/s, the rows'
+    # accelerator). The counted passes, fitted to nothing, predict 15.4%: within 3 points
+    # (with no eager term it would be 0; on the 3.35 TB/s H100, 11.2%)
     runs = catalog.published_runs()
     for eager_id in ("tt-h100-llama3.1-8b-8-fsdp", "tt-h100-llama3.1-8b-128-fsdp"):
         measured = runs.loc[eager_id + "-compile", "reported_tokens_per_s_per_device"] \
             / runs.loc[eager_id, "reported_tokens_per_s_per_device"] - 1
         assert 0.15 < measured < 0.17
-        kw = dict(model="llama3.1-8b", accelerator="h100-sxm5-80gb",
+        kw = dict(model="llama3.1-8b", accelerator=runs.loc[eager_id, "accelerator"],
                   devices=int(runs.loc[eager_id, "devices"]),
                   global_batch=int(runs.loc[eager_id, "global_batch"]), micro_batch=2, tp=1,
                   pp=1, zero=3, recompute="selective", framework="torchtitan", power_cap=500)
         gain = tc.estimate(**kw).step_time_s / tc.estimate(elementwise="fused", **kw).step_time_s \
             - 1
-        assert 0.5 * measured < gain < 1.5 * measured
+        assert gain == pytest.approx(measured, abs=0.03)
 
 
 def test_an_unknown_mode_is_named(capsys):

@@ -143,6 +143,11 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   estimate moves (none names one of those frameworks); torchtitan refits 0.937 -> 0.955 and
   PyTorch FSDP 0.966 -> 1.051, with validate.json's PyTorch-stack cases and torchtitan's
   two new torch.compile rows, and the estimates' accuracy lines.
+- torchtitan's H100 rows on the part they ran on, Meta's Grand Teton H100 (96GB HBM2e at
+  2.4 TB/s; data/accelerators.csv h100-sxm5-96gb, after the contract's ids): no sweep row
+  or searched estimate moves (the sweep's inputs were drawn before the row existed);
+  torchtitan refits 0.955 -> 0.984, with validate.json's torchtitan cases (the two 8B
+  long-context runs now fit) and the estimates' accuracy lines.
 """
 
 from __future__ import annotations
