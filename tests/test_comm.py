@@ -92,3 +92,38 @@ def test_mesh_tensor_parallel_pair_in_an_estimate():
     assert 5.0 < pair[0] / pair[1] <= 7.0          # latency terms are the same on both
     with pytest.raises(ValueError, match="scaleup_topology"):
         dataclasses.replace(g2, scaleup_topology="ring")
+
+
+def test_a_measured_allreduce_fraction_scales_the_fitted_scaleup_efficiency():
+    # Intel's Collectives Performance page: hccl_demo all_reduce over the 8 Gaudi 3 of a box
+    # reaches 512.957 GB/s bus bandwidth of the 525 GB/s line rate (21 x 200 Gb/s): 0.977,
+    # where nccl-tests on DGX A100 reach 230 of 300 GB/s (0.767), the devices whose runs fit
+    # the scale-up efficiency; Gaudi 2 borrows Gaudi 3's fraction (same network, 100 Gb/s)
+    import math
+    from dataclasses import replace
+
+    import traincost
+    from traincost import catalog
+    from traincost.assumptions import DEFAULT
+    from traincost.comm_stages import _network
+
+    g3 = catalog.accelerator("gaudi3")
+    assert g3.allreduce_busbw_fraction == pytest.approx(512.957 / 525, abs=1e-4)
+    assert catalog.accelerator("gaudi2").allreduce_busbw_fraction == g3.allreduce_busbw_fraction
+    assert math.isnan(catalog.accelerator("h100-sxm5-80gb").allreduce_busbw_fraction)
+    assert DEFAULT.reference_allreduce_busbw_fraction == pytest.approx(230 / 300)
+    expected = min(1.0, DEFAULT.scaleup_comm_efficiency * (512.957 / 525) / (230 / 300))
+    kw = dict(model="llama3.1-70b", global_batch=64, tp=8, pp=1, cp=1, zero=1, micro_batch=1,
+              recompute="full", seq_len=8192)
+    est = traincost.estimate(g3, 64, **kw)
+    cols = {"scaleup_efficiency_ratio": (512.957 / 525) / (230 / 300),
+            "scaleup_domain_devices": 8, "scaleup_bytes_per_s": 525e9,
+            "scaleout_bytes_per_s": 75e9, "scaleout_oversubscription": 1.0,
+            "scaleup_mesh": True}
+    assert float(_network(cols, DEFAULT)[3]) == pytest.approx(expected, rel=1e-3)
+    assert float(_network({**cols, "scaleup_efficiency_ratio": 1.0}, DEFAULT)[3]) == \
+        DEFAULT.scaleup_comm_efficiency
+    # the same box without the measurement exchanges its tensor-parallel traffic slower
+    bare = traincost.estimate(replace(g3, allreduce_busbw_fraction=math.nan), 64, **kw)
+    assert bare.values["step_tp_comm_s"] > est.values["step_tp_comm_s"]
+    assert bare.values["step_compute_s"] == est.values["step_compute_s"]

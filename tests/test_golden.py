@@ -148,6 +148,13 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   or searched estimate moves (the sweep's inputs were drawn before the row existed);
   torchtitan refits 0.955 -> 0.984, with validate.json's torchtitan cases (the two 8B
   long-context runs now fit) and the estimates' accuracy lines.
+- a measured all-reduce fraction of the scale-up line rate (Intel's hccl_demo on a Gaudi 3
+  box, 0.977, borrowed by Gaudi 2: same network at 100 Gb/s) scales the fitted scale-up
+  efficiency by its ratio to A100's nccl-tests 0.767: the 374 valid Gaudi 2 and Gaudi 3
+  sweep rows, and only they, move (step time -21% to +7.5%, median +0.7%: the tensor- and
+  data-parallel-bound faster, the compute-bound slower as Megatron-DeepSpeed on Intel
+  refits 1.226 -> 1.137), estimate[6] (Mixtral 8x7B on 64 Gaudi 2) 45.67 -> 47.39 s, with
+  the validation's Gaudi cases.
 """
 
 from __future__ import annotations

@@ -196,6 +196,10 @@ def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
         "scaleup_domain_devices": sys_.domain_devices,
         "scaleup_bytes_per_s": sys_.scaleup_bw,
         "scaleup_mesh": acc.scaleup_topology == "mesh",
+        # a measured all-reduce fraction of the line rate, over the reference devices' (1:
+        # none measured, the fitted efficiency as it is)
+        "scaleup_efficiency_ratio": 1.0 if math.isnan(acc.allreduce_busbw_fraction)
+        else acc.allreduce_busbw_fraction / assumptions.reference_allreduce_busbw_fraction,
         "scaleout_bytes_per_s": sys_.scaleout_bw,
         "scaleout_oversubscription": sys_.scaleout_oversubscription,
         "sites": sys_.sites,

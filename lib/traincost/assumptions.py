@@ -246,6 +246,13 @@ class Assumptions:
         0.75, "fraction", "NVIDIA nccl-tests on DGX A100: all-reduce bus bandwidth ~230 GB/s "
         "of 300 GB/s NVLink (stas00/ml-engineering network benchmarks)", "estimate",
         "Achieved bus bandwidth as a fraction of the one-direction link bandwidth.")
+    reference_allreduce_busbw_fraction: float = _a(
+        230 / 300, "fraction", "NVIDIA nccl-tests on DGX A100: all-reduce bus bandwidth ~230 "
+        "GB/s of 300 GB/s NVLink (stas00/ml-engineering network benchmarks)", "measured",
+        "The microbenchmark fraction of the devices whose runs fit scaleup_comm_efficiency "
+        "(0.753 fitted against 0.767 measured: training reaches what nccl-tests does). A device "
+        "with its own measured fraction (data/accelerators.csv allreduce_busbw_fraction) "
+        "scales the fitted efficiency by its fraction over this one.")
     scaleout_comm_efficiency: float = _a(
         0.80, "fraction", "nccl-tests multi-node InfiniBand results (stas00/ml-engineering "
         "network/README.md)", "estimate",

@@ -29,7 +29,7 @@ _NUMERIC_ACCELERATOR = (
     "hbm_bytes_per_s", "tdp_w", "idle_w", "scaleup_domain_devices", "scaleup_bytes_per_s",
     "scaleout_bytes_per_s", "price_usd_per_h", "capex_usd", "embodied_kgco2e",
     "attention_bf16_flop_per_s", "mamf_fp8_flop_per_s", "attention_cudnn_bf16_flop_per_s",
-    "attention_kv_tokens")
+    "attention_kv_tokens", "allreduce_busbw_fraction")
 
 #: the operator whose PUE a cloud provider's regions use
 PROVIDER_OPERATOR = {"gcp": "google", "aws": "aws", "azure": "microsoft"}

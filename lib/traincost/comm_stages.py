@@ -22,10 +22,12 @@ from .assumptions import Assumptions
 def _network(c: dict, a: Assumptions) -> tuple:
     """The device's network tiers, as :func:`traincost.comm.link` takes them: the scale-out
     rate across domains is the NIC's over the fabric's oversubscription; a mesh domain
-    splits the scale-up rate over its links."""
+    splits the scale-up rate over its links; the fitted scale-up efficiency scaled by the
+    device's measured all-reduce fraction over the reference devices' (at most 1)."""
     return (c["scaleup_domain_devices"], c["scaleup_bytes_per_s"],
             c["scaleout_bytes_per_s"] / c["scaleout_oversubscription"],
-            a.scaleup_comm_efficiency, a.scaleout_comm_efficiency, a.scaleup_latency_s,
+            np.minimum(1.0, a.scaleup_comm_efficiency * c["scaleup_efficiency_ratio"]),
+            a.scaleout_comm_efficiency, a.scaleup_latency_s,
             a.scaleout_latency_s, c["scaleup_mesh"])
 
 

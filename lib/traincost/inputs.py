@@ -75,6 +75,10 @@ class Accelerator:
         device its full scale-up rate to any group), ``mesh`` (one link to each other
         device of the domain, :func:`traincost.comm.link`), ``torus`` or ``mixed``
         (priced as a switch). [-]
+    allreduce_busbw_fraction : float
+        Measured all-reduce bus bandwidth over the whole scale-up domain (large messages)
+        as a fraction of ``scaleup_bytes_per_s``, NaN where none was measured (the fitted
+        ``assumptions.scaleup_comm_efficiency`` then applies as it is). [-]
     price_usd_per_h : float
         Rental price per device-hour, NaN if unknown. [USD/h]
     capex_usd : float
@@ -105,6 +109,7 @@ class Accelerator:
     mamf_fp8_flop_per_s: float = math.nan
     attention_cudnn_bf16_flop_per_s: float = math.nan
     attention_kv_tokens: float = math.nan
+    allreduce_busbw_fraction: float = math.nan
     vendor: str = ""
     scaleup_topology: str = "switch"
 

@@ -35,6 +35,9 @@ INPUT_COLUMNS = (
     "hbm_bytes", "hbm_bytes_per_s", "tdp_w", "idle_w", "power_cap_w",
     "scaleup_domain_devices", "scaleup_bytes_per_s", "scaleup_mesh", "scaleout_bytes_per_s",
     "scaleout_oversubscription",
+    # the device's measured all-reduce fraction of its scale-up line rate over the reference
+    # devices' (1 where none was measured): scales the fitted scale-up efficiency
+    "scaleup_efficiency_ratio",
     # the sites a run is split over and the link between two of them
     "sites", "site_link_bytes_per_s", "site_link_latency_s",
     # the job's interruptions per device-second and the wall clock each costs (NaN: the
