@@ -362,6 +362,21 @@ def test_adam_state_control_cuts_the_optimizer_memory_to_a_third(par):
     assert after["activations"] == before["activations"]
 
 
+def test_the_element_wise_control_prices_eager_pytorch():
+    # torchtitan runs eager by default (its train configs: compile = false): auto is eager,
+    # and fused (torch.compile) is faster for a Llama block, by the passes counted in
+    # traincost.assumptions; the summary's step follows
+    par = widgets.parallelism_explorer(model="llama3.1-8b", devices=8, tp=1, pp=1,
+                                       global_batch=16, micro_batch=2, zero=3,
+                                       recompute="selective", framework="torchtitan")
+    assert par.result["stack"]["elementwise"] == "eager"
+    eager = par.result["step_time_s"]
+    par.controls["elementwise"].value = "fused"
+    assert par.result["stack"]["elementwise"] == "fused"
+    assert par.result["step_time_s"] < eager
+    assert par.result["breakdown"]["step_time_s"]["tp_comm"] == 0.0
+
+
 @pytest.mark.parametrize("control, value, words", [
     ("pp", 3, ("cannot run", "devices 64")),
     ("devices", 60, ("cannot run", "devices 60")),

@@ -193,7 +193,7 @@ def layout_estimate(params: dict) -> Estimate:
         layout knobs ``tp``, ``pp``, ``vpp``, ``zero``, ``recompute``, ``micro_batch``
         (absent or None: searched), and optionally the software stack
         ``attention_kernel``, ``parallel_block``, ``overlap``, ``balanced_pipeline``,
-        ``optimizer_state``, ``framework`` (absent: the defaults).
+        ``optimizer_state``, ``framework``, ``elementwise`` (absent: the defaults).
         Context and expert parallelism are fixed at 1.
 
     Returns
@@ -217,7 +217,8 @@ def layout_estimate(params: dict) -> Estimate:
                         overlap=params.get("overlap"),
                         balanced_pipeline=params.get("balanced_pipeline"),
                         optimizer_state=params.get("optimizer_state"),
-                        framework=params.get("framework"), **knobs)
+                        framework=params.get("framework"),
+                        elementwise=params.get("elementwise"), **knobs)
     except ValueError as exc:
         raise ValueError(plain_reason(exc)) from None
 

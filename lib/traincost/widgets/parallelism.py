@@ -11,7 +11,8 @@ import ipywidgets as widgets
 from .. import catalog, explore, plotting
 from ..assumptions import DEFAULT
 from ..estimate import attention_label
-from ..inputs import ATTENTION_KERNELS, OPTIMIZER_STATES, OVERLAP_KINDS, parse_overlap
+from ..inputs import (ATTENTION_KERNELS, ELEMENTWISE_MODES, OPTIMIZER_STATES, OVERLAP_KINDS,
+                      parse_overlap)
 from .kit import (MICRO_BATCH_CHOICES, STYLE, TP_CHOICES, accelerator_dropdown, cards,
                   caveats_html, check_choice, clears, int_text, model_dropdown, png,
                   recompute_buttons, Refresher, selection, sig, wide, zero_buttons)
@@ -54,10 +55,12 @@ def layout_summary_html(result: dict) -> str:
 
 def _stack_controls(attention_kernel: str, parallel_block: bool, overlap: str,
                     balanced_pipeline: bool = False, optimizer_state: str = "fp32",
-                    framework: str = "unspecified") -> dict:
+                    framework: str = "unspecified", elementwise: str = "auto") -> dict:
     """Software-stack controls: attention kernel, parallel block, one box per overlap kind,
-    balanced pipeline split, Adam state precision, training framework."""
+    balanced pipeline split, Adam state precision, training framework, eager or fused
+    element-wise work."""
     check_choice("attention kernel", attention_kernel, ATTENTION_KERNELS)
+    check_choice("element-wise ops", elementwise, ELEMENTWISE_MODES)
     check_choice("optimizer state", optimizer_state, OPTIMIZER_STATES)
     check_choice("framework", framework, tuple(catalog.frameworks().index))
     chosen = parse_overlap(overlap)
@@ -84,6 +87,14 @@ def _stack_controls(attention_kernel: str, parallel_block: bool, overlap: str,
     out["framework"] = widgets.Dropdown(
         options=list(catalog.frameworks().index), value=framework, description="framework",
         style=STYLE)
+    out["elementwise"] = widgets.ToggleButtons(
+        options=ELEMENTWISE_MODES, value=elementwise, description="element-wise ops",
+        tooltips=["the framework's way (torchtitan, plain PyTorch FSDP, DeepSpeed, "
+                  "llm-foundry: eager; the others fused)",
+                  "fused kernels: torch.compile, XLA, Megatron/TransformerEngine",
+                  "eager PyTorch, one kernel an operator: a Llama-style block's norms, "
+                  "rotary embedding and SwiGLU move more bytes"],
+        style={**STYLE, "button_width": "70px"})
     return out
 
 
@@ -94,7 +105,8 @@ def _stack_values(controls: dict) -> dict:
             "overlap": ",".join(k for k in OVERLAP_KINDS if controls[f"overlap_{k}"].value),
             "balanced_pipeline": controls["balanced_pipeline"].value,
             "optimizer_state": controls["optimizer_state"].value,
-            "framework": controls["framework"].value}
+            "framework": controls["framework"].value,
+            "elementwise": controls["elementwise"].value}
 
 
 def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm5-80gb",
@@ -104,7 +116,8 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
                          attention_kernel: str = "auto", parallel_block: bool = False,
                          overlap: str = "", balanced_pipeline: bool = False,
                          optimizer_state: str = "fp32",
-                         framework: str = "unspecified") -> widgets.VBox:
+                         framework: str = "unspecified",
+                         elementwise: str = "auto") -> widgets.VBox:
     """Sliders for a parallel layout; shows the step-time breakdown, MFU and memory.
 
     Parameters
@@ -131,6 +144,9 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
         Training framework (``traincost catalog frameworks``): its fitted efficiency factor,
         or the reference's where it has too few published runs (the summary says which);
         the attention and overlap controls stay as set. [-]
+    elementwise : str
+        ``auto`` (the framework's way), ``fused`` or ``eager`` element-wise work
+        (:class:`traincost.Stack`). [-]
 
     Returns
     -------
@@ -154,7 +170,7 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
         "zero": zero_buttons(zero),
         "recompute": recompute_buttons(recompute),
         **_stack_controls(attention_kernel, parallel_block, overlap, balanced_pipeline,
-                          optimizer_state, framework),
+                          optimizer_state, framework, elementwise),
     }
     dp, message, summary = widgets.HTML(), widgets.HTML(), widgets.HTML()
     chart = widgets.Image(format="png", layout=widgets.Layout(max_width="900px"))
@@ -166,6 +182,7 @@ def parallelism_explorer(model: str = "llama2-70b", accelerator: str = "h100-sxm
     box = widgets.VBox([widgets.HBox([left, right]), controls["zero"], controls["recompute"],
                         controls["attention_kernel"], stack,
                         widgets.HBox([controls["optimizer_state"], controls["framework"]]),
+                        controls["elementwise"],
                         message, summary, chart])
     box.controls, box.dp, box.message, box.summary, box.chart, box.result = \
         controls, dp, message, summary, chart, None
