@@ -155,6 +155,10 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   data-parallel-bound faster, the compute-bound slower as Megatron-DeepSpeed on Intel
   refits 1.226 -> 1.137), estimate[6] (Mixtral 8x7B on 64 Gaudi 2) 45.67 -> 47.39 s, with
   the validation's Gaudi cases.
+- torchtitan's eight async-TP rows read overlap tp,dp (async TP adds to the FSDP prefetch
+  torchtitan always runs; 'tp' alone had dropped it) and async TP's fitted share refits
+  0.41 -> 0.34: no sweep row or searched estimate moves; torchtitan refits 0.984 -> 0.978,
+  with validate.json's torchtitan cases (the 405B Float8 run on 128 H100 -24.3% -> -13.8%).
 """
 
 from __future__ import annotations
