@@ -180,7 +180,9 @@ INPUTS = (
        "parallel attention + MLP block (GPT-J, PaLM, MegaScale)"),
     _o("overlap", "stack", "Stack", "str", "-",
        "communication overlapped with compute: comma-separated subset of tp,pp,dp,ep, or "
-       "none (default)", metavar="KINDS"),
+       "none; it names every kind overlapped, replacing the framework's default (the FSDP "
+       "and ZeRO-3 frameworks: dp; async TP in torchtitan: tp,dp); default: the "
+       "framework's, else none", metavar="KINDS"),
     _o("fp8_activations", "stack", "Stack", "bool", "-",
        "DeepSeek-V3's FP8 activation recipe (with --precision fp8): norm outputs and MLA "
        "up-projections recomputed, FP8 GEMM inputs cached in FP8, the MoE SwiGLU output "
