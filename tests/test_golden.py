@@ -159,6 +159,11 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   torchtitan always runs; 'tp' alone had dropped it) and async TP's fitted share refits
   0.41 -> 0.34: no sweep row or searched estimate moves; torchtitan refits 0.984 -> 0.978,
   with validate.json's torchtitan cases (the 405B Float8 run on 128 H100 -24.3% -> -13.8%).
+- torchtitan's op policy gathers each pass's sequence-parallel input again to recompute
+  (its save list keeps reduce_scatter_tensor, not all_gather_into_tensor): half an
+  all-reduce more per pass under selective recompute with the odd-matmuls policy. No sweep
+  row or searched estimate moves (none runs that policy); async TP's share refits 0.34 ->
+  0.32, torchtitan 0.978 -> 0.986, with validate.json's torchtitan cases.
 """
 
 from __future__ import annotations

@@ -150,17 +150,25 @@ def p2p_time(size_bytes, bytes_per_s, latency_s):
     return size_bytes / bytes_per_s + latency_s
 
 
-def tp_allreduces_per_layer(parallel_block, full_recompute):
-    """Tensor-parallel all-reduces of one layer per micro-batch. [-]
+def tp_allreduces_per_layer(parallel_block, full_recompute, regather=False):
+    """Tensor-parallel all-reduces of one layer per micro-batch (all-reduce equivalents). [-]
 
     Two per pass (after attention and after the MLP), forward and backward, and another
     two in the recompute forward; a parallel block sums attention and MLP before its one
-    all-reduce per pass (MegaScale, Jiang et al. NSDI'24, Sec. 3.1, Fig. 3a).
+    all-reduce per pass (MegaScale, Jiang et al. NSDI'24, Sec. 3.1, Fig. 3a). Under
+    sequence parallelism each is an all-gather and a reduce-scatter, half an all-reduce
+    each; a per-operator selective policy that saves the reduce-scatters' outputs but not
+    the all-gathers' (``regather``: torchtitan's op policy, whose save list holds the
+    matmuls, attention and ``reduce_scatter_tensor``) gathers each pass's input again to
+    recompute the matmuls it did not keep: half an all-reduce more per pass.
 
-    >>> [int(tp_allreduces_per_layer(p, f)) for p, f in ((False, False), (False, True), (True, False))]
-    [4, 6, 2]
+    >>> [float(tp_allreduces_per_layer(p, f)) for p, f in ((False, False), (False, True), (True, False))]
+    [4.0, 6.0, 2.0]
+    >>> float(tp_allreduces_per_layer(False, False, True))     # 2 x (2 + 1/2)
+    5.0
     """
-    return np.where(parallel_block, 1, 2) * (2 + full_recompute)
+    passes = np.where(full_recompute, 1.0, np.where(regather, 0.5, 0.0))
+    return np.where(parallel_block, 1, 2) * (2 + passes)
 
 
 def cp_kv_gather_time(micro_batch, seq_len, kv_heads, head_dim, tp, cp, bytes_per_s,

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import comm, memory, performance
+from . import comm, memory, performance, workload
 from .arrays import any_true
 from .assumptions import Assumptions
 
@@ -45,7 +45,10 @@ def microbatch_comm_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: Simple
     net = _network(c, a)
     act_bytes = g.tokens_mb * c["hidden"] * g.act_e
     bw_tp, lat_tp = comm.link(t, 1, *net)
-    tp_layer = comm.tp_allreduces_per_layer(c["parallel_block"], g.full_rc) \
+    # torchtitan's op policy keeps the reduce-scatters' outputs, not the all-gathers'
+    regather = (c["recompute"] == workload.RECOMPUTE_CODES["selective"]) \
+        & (c["selective_policy"] == memory.SELECTIVE_POLICIES["odd-matmuls"])
+    tp_layer = comm.tp_allreduces_per_layer(c["parallel_block"], g.full_rc, regather) \
         * comm.collective_time("all_reduce", act_bytes, t, bw_tp, lat_tp)
     tp_mb = lps * performance.stack_exposed(
         tp_layer, performance.tp_overlap_window(comp.layer_mm, comp.attn_mm, g.full_rc),
