@@ -98,3 +98,15 @@ def test_an_unknown_mode_is_named(capsys):
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert "--elementwise" in err and "compiled" in err
+
+
+def test_an_eager_llama_block_says_so_and_how_to_price_torch_compile():
+    kw = dict(ONE, recompute="none")
+    said = [c for c in tc.estimate(framework="torchtitan", **kw).caveats
+            if c.startswith("element-wise ops run eager")]
+    assert len(said) == 1 and "--elementwise fused" in said[0] and "16, 8 and 2" in said[0]
+    for quiet in (tc.estimate(framework="torchtitan", elementwise="fused", **kw),
+                  tc.estimate(model="gpt3-175b", accelerator="h100-sxm5-80gb", devices=64,
+                              global_batch=64, tp=8, pp=8, micro_batch=1,
+                              framework="torchtitan")):
+        assert not [c for c in quiet.caveats if c.startswith("element-wise ops run eager")]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import catalog, comm
+from .assemble import eager_elementwise
 from .inputs import FUSED_ATTENTION_KERNELS
 from .workload import last_stage_excess
 
@@ -247,11 +248,30 @@ def _op_selective_says(est) -> str:
             "torchtitan's _get_custom_policy).")
 
 
+def _eager(est) -> bool:
+    """Eager element-wise work in a Llama-style block (the only block it costs more)."""
+    return bool(est.workload.gated_mlp) and eager_elementwise(est.stack)
+
+
+def _eager_says(est) -> str:
+    a = est.assumptions
+    return ("element-wise ops run eager (PyTorch without a compiler, "
+            f"{est.stack.framework}'s way unless a run is compiled): each RMSNorm, the rotary "
+            "embedding and the SwiGLU write their intermediates to memory, "
+            f"{a.eager_rmsnorm_passes:g}, {a.eager_rope_passes:g} and "
+            f"{a.eager_swiglu_passes:g} more 16-bit passes an element than fused kernels, "
+            "counted op by op (traincost.assumptions); --elementwise fused prices "
+            "torch.compile, which torchtitan measured 16% faster on Llama 3.1 8B.")
+
+
 RULES = (
     Rule("framework-borrowed", lambda est: _framework_status(est) == "borrowed",
          _borrowed_says, "traincost.calibrate.own_frameworks (issue 21's evidence rule)"),
     Rule("framework-fitted", lambda est: _framework_status(est) == "fitted",
          _fitted_says, "traincost.calibrate.fit_frameworks (data/calibration.json)"),
+    Rule("eager-elementwise", _eager, _eager_says,
+         "torchtitan models/norms.py, models/llama/model.py and train_configs (compile = "
+         "false); benchmarks/llama3_h100_202412_torchtitan.md Tables 1 and 3"),
     Rule("op-selective-recompute", _op_selective, _op_selective_says,
          "torchtitan parallelize_llama.py at 9dec370 (selective_ac_option 'op')"),
     Rule("zero3-across-nodes", _zero3_across_nodes, _zero3_says,
