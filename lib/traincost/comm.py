@@ -162,7 +162,8 @@ def tp_allreduces_per_layer(parallel_block, full_recompute, regather=False):
     matmuls, attention and ``reduce_scatter_tensor``) gathers each pass's input again to
     recompute the matmuls it did not keep: half an all-reduce more per pass.
 
-    >>> [float(tp_allreduces_per_layer(p, f)) for p, f in ((False, False), (False, True), (True, False))]
+    >>> [float(tp_allreduces_per_layer(p, f))
+    ...  for p, f in ((False, False), (False, True), (True, False))]
     [4.0, 6.0, 2.0]
     >>> float(tp_allreduces_per_layer(False, False, True))     # 2 x (2 + 1/2)
     5.0

@@ -24,8 +24,8 @@ from dataclasses import dataclass, fields
 
 # the vocabularies live in traincost.choices; named here too, where the modules import them
 from .choices import (ATTENTION_KERNELS, CROSS_SITE_MODES, ELEMENTWISE_MODES,  # noqa: F401
-                      FUSED_ATTENTION_KERNELS, OPTIMIZER_STATES, OVERLAP_KINDS, PRECISIONS, PRICE_MODELS,
-                      RECOMPUTE_MODES, SCALEUP_TOPOLOGIES, parse_overlap)
+                      FUSED_ATTENTION_KERNELS, OPTIMIZER_STATES, OVERLAP_KINDS, PRECISIONS,
+                      PRICE_MODELS, RECOMPUTE_MODES, SCALEUP_TOPOLOGIES, parse_overlap)
 from .choices import check_number as _check_number
 
 
