@@ -946,3 +946,12 @@ def test_a_code_cells_chart_shows_once_in_voila(monkeypatch):
     assert not widgets.in_voila() and widgets.lab_only("chart") == "chart"
     monkeypatch.setenv("VOILA_REQUEST_URL", "http://127.0.0.1:8866/voila/render/01.ipynb")
     assert widgets.in_voila() and widgets.lab_only("chart") is None
+
+
+def test_the_accelerator_list_shows_every_choice_and_so_every_selected_one():
+    # a selected id below the list's visible rows looked unselected in the walk-through
+    from traincost.widgets.kit import accelerator_select
+    ids = list(catalog.accelerators().index)
+    box = accelerator_select(ids, ("h100-sxm5-80gb", "tpu-v5p"))
+    assert box.rows == len(ids) == len(box.options)
+    assert set(box.value) == {"h100-sxm5-80gb", "tpu-v5p"}

@@ -220,8 +220,11 @@ def accelerator_dropdown(accelerator: str, description: str = "accelerator") -> 
 
 
 def accelerator_select(ids, selected) -> widgets.SelectMultiple:
-    """A list of accelerator ids to pick several from (Ctrl/Cmd-click)."""
-    return widgets.SelectMultiple(options=ids, value=tuple(selected), rows=10,
+    """A list of accelerator ids to pick several from (Ctrl/Cmd-click), every one in view:
+    a selected id scrolled out of a shorter list looked unselected (the 2026-12-02
+    walk-through: TPU v5p, the 19th of 23, below a list of 10 rows)."""
+    ids = list(ids)
+    return widgets.SelectMultiple(options=ids, value=tuple(selected), rows=len(ids),
                                   description="accelerators",
                                   style={"description_width": "90px"},
                                   layout=widgets.Layout(width="300px"))
