@@ -449,6 +449,8 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
         mlp_width = memory.stored_ffn_width(c["ffn_hidden"], c["moe_ffn_hidden"], False,
                                             w.params["moe_layers"] / c["layers"], c["top_k"],
                                             c["shared_experts"])
+        # rotary widths a token: every query and key head's (MLA: each query head's rotary
+        # part and the one rotary key all heads share, DeepSeek-V3 Sec. 2.1.1)
         rope_width = np.where(mla, c["qk_rope_head_dim"] * (heads + 1), (heads + kv) * d)
         passes = performance.eager_elementwise_passes(
             h, rope_width, mlp_width, eager, a.eager_rmsnorm_passes, a.eager_rope_passes,
