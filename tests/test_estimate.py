@@ -288,10 +288,16 @@ def test_stragglers_stretch_the_forward_share_of_the_compute(n):
     # probability P = 1 - 0.995^(n/8): 0.0310 (64), 0.3827 (1024), 0.9995 (12288). Without
     # recompute the forward is 1/3 of a layer's work (forward 1, backward 2), so the wait is
     # 0.10 * P / 3 of the layer compute; with full recompute 2/4 (the recompute forward too).
-    # The output layer's compute (1/p of 3 logit GEMMs, ~1% here) has no straggler term.
+    # The last stage's output layer (3 x 2Vh FLOP a token, beside its 12 layers' 3 x (24h^2 +
+    # 4sh): 2.7% of its compute) has no straggler term.
+    h, s, v = 12288, 2048, 51200
+    layer, out = 3 * (24 * h * h + 4 * s * h), 3 * 2 * v * h
+    layers = 1 - out / (12 * layer + out)
     p_straggler = 1 - 0.995 ** (n / 8)
-    assert _straggler_share(n, "none") == pytest.approx(0.10 * p_straggler / 3, rel=0.02)
-    assert _straggler_share(n, "full") == pytest.approx(0.10 * p_straggler / 2, rel=0.02)
+    assert _straggler_share(n, "none") == pytest.approx(0.10 * p_straggler / 3 * layers,
+                                                         rel=0.02)
+    full = 1 - out / (12 * 4 / 3 * layer + out)
+    assert _straggler_share(n, "full") == pytest.approx(0.10 * p_straggler / 2 * full, rel=0.02)
 
 
 def test_a_cluster_without_stragglers_waits_for_none():
@@ -547,3 +553,24 @@ def test_a_fused_kernel_without_an_attention_measurement_says_the_rate_it_borrow
     assert attention_caveats("mi325x", attention_kernel="materialized") == []
     assert attention_caveats("a100-sxm4-80gb") == attention_caveats("h100-sxm5-80gb") == []
     assert attention_caveats("mi300x") == []          # AITER's kernel measured (AMD)
+
+
+def test_an_fp8_runs_output_layer_runs_at_the_16_bit_rate():
+    """Llama 3.1 8B on one H100, 2,048 tokens: shrinking the vocabulary from 128,256 to
+    64,128 removes 3 x 2 x 2048 x 4096 x 64128 = 3.228e12 FLOP of output layer over
+    training. In an fp8 run as in a bf16 one that FLOP runs at the 16-bit rate, the H100's
+    measured bf16 matmul ceiling (794.5 TFLOP/s, data/accelerators.csv) times the fitted
+    in-model share: the fp8 recipes cast the blocks' linear layers, not the output layer
+    (Megatron-Core's plain ``ColumnParallelLinear``; torchtitan's float8 filter on
+    "output"). The blocks themselves get faster under fp8."""
+    kw = dict(model="llama3.1-8b", accelerator="h100-sxm5-80gb", devices=1, global_batch=1,
+              micro_batch=1, seq_len=2048, zero=0, tp=1, pp=1, recompute="none")
+    flop = 3 * 2 * 2048 * 4096 * (128256 - 64128)
+    rate = 794.5e12 * DEFAULT.in_model_matmul_fraction
+    for precision in ("bf16", "fp8"):
+        whole, small = (traincost.estimate(precision=precision, **kw),
+                        traincost.estimate(precision=precision, vocab=64128, **kw))
+        saved = whole.values["step_compute_s"] - small.values["step_compute_s"]
+        assert saved == pytest.approx(flop / rate, rel=1e-9), precision
+    assert traincost.estimate(precision="fp8", **kw).step_time_s \
+        < traincost.estimate(precision="bf16", **kw).step_time_s

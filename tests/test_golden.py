@@ -164,6 +164,18 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   all-reduce more per pass under selective recompute with the odd-matmuls policy. No sweep
   row or searched estimate moves (none runs that policy); async TP's share refits 0.34 ->
   0.32, torchtitan 0.978 -> 0.986, with validate.json's torchtitan cases.
+- the output layer as the stacks run it (issue 21): in an fp8 run at the 16-bit rate
+  (Megatron-Core's output layer is a plain ColumnParallelLinear outside TransformerEngine's
+  autocast; torchtitan's float8 converter skips "output"), and on an even pipeline split
+  whole on the last stage, whose pace a 1F1B pipeline runs at (it had been spread over the
+  stages; a balanced split now evens the output layer's work out, max(L_stage, (L + out)/p)
+  layers' work; DeepSeek-V3's row reads balanced, DualPipe's split). The shared constants
+  refit (in-model GEMM share 0.730 -> 0.765, element-wise traffic 1.94 -> 2.35, fp8 share
+  0.832 -> 0.850) and every framework factor with them, so all 4,113 valid sweep rows move
+  (step time -36% to +105%, median +1.4%: the largest rises small models with large
+  vocabularies on several stages, the falls balanced splits whose output layer outweighs a
+  layer); no memory moves. Every estimate moves (DeepSeek-V3 on 2,048 H800, searched with
+  an even split, 6.19 -> 8.26 s; the others -4.0% to +1.2%), with validate.json.
 """
 
 from __future__ import annotations

@@ -96,15 +96,19 @@ def test_toy_footprint_by_hand():
     assert out["cost_usd"] == pytest.approx(wall / 3600 * 2.0)
 
 
-def test_fp8_attention_core_stays_16_bit():
-    """An fp8 run casts the linear layers only: on a device whose fp8 peak is twice its
-    16-bit one (peak 2 vs core peak 1), the toy's matmuls (attention projections 256,
-    MLP 256, output layer 3 x 256: 1536 + 768 FLOP over training) run at 2 x the fp8 share,
-    the materialized core (64 FLOP forward, 3 x 64 over training) at the 16-bit rate."""
+def test_fp8_attention_core_and_output_layer_stay_16_bit():
+    """An fp8 run casts the blocks' linear layers only: on a device whose fp8 peak is twice
+    its 16-bit one (peak 2 vs core peak 1), the toy's block matmuls (attention projections
+    256, MLP 256: 3 x 512 FLOP over training) run at 2 x the fp8 share; the materialized core
+    (64 FLOP forward, 3 x 64 over training) and the output layer (3 x 256) at the 16-bit
+    rate. The output layer is a plain linear the recipes leave alone: Megatron-Core's
+    ``tensor_parallel.ColumnParallelLinear`` (NVIDIA/Megatron-LM
+    megatron/core/models/gpt/gpt_model.py, read at 007562f9), outside TransformerEngine's
+    fp8 autocast, and torchtitan's float8 converter filters the module named "output"."""
     out = model.evaluate(toy(fp8=True, fp8_units=True, peak_flop_per_s=2.0))
     rate = A.in_model_matmul_fraction
     fp8_rate = 2.0 * rate * A.fp8_matmul_fraction
-    expected = (3 * 512 + 768) / fp8_rate + 3 * 64 / rate
+    expected = 3 * 512 / fp8_rate + (768 + 3 * 64) / rate
     assert out["step_compute_s"] == pytest.approx(expected, rel=1e-12)
 
 
@@ -114,6 +118,15 @@ def test_full_recompute_adds_one_forward():
     base, full = model.evaluate(toy()), model.evaluate(toy(recompute=2))
     rate = A.in_model_matmul_fraction
     assert full["step_compute_s"] - base["step_compute_s"] == pytest.approx(576 / rate)
+
+
+def test_the_last_stage_computes_the_output_layer_whole():
+    """Two stages of one toy layer each, one micro-batch: a 1F1B pipeline runs at its slowest
+    stage's pace, and in an even split (Megatron-Core's default) that is the last, with its
+    layer (3 x 576 FLOP) and the whole output layer (3 x 256): 2496 FLOP, as on one device."""
+    out = model.evaluate(toy(layers=2, devices=2, pp=2))
+    assert out["step_compute_s"] == pytest.approx(2496 / A.in_model_matmul_fraction,
+                                                  rel=1e-12)
 
 
 def test_pipeline_bubble_is_wired_to_the_microbatch_time():

@@ -108,8 +108,8 @@ class Assumptions:
         "estimate",
         "An estimate with an uneven pipeline split carries a caveat when its last stage, which "
         "computes the output layer whole, has at least this much more work than the average "
-        "stage (workload.last_stage_excess): the model spreads the output layer over the "
-        "stages. Below the model's own out-of-sample error a possible miss is not flagged.")
+        "stage (workload.last_stage_excess), pointing at --balanced-pipeline. Below the "
+        "model's own out-of-sample error the loss is not worth a line.")
     memory_headroom_fraction: float = _a(
         0.10, "fraction", "Rajbhandari et al. 2020 (ZeRO) Sec. 3.2 (fragmentation: out-of-memory "
         "with over 30% of memory still free in extreme cases); PyTorch CUDA semantics notes "

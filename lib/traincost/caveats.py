@@ -135,11 +135,9 @@ def _uneven_says(est) -> str:
     excess = _excess(est)
     return (f"pipeline: the last of the {est.parallel.pp} stages computes the output layer "
             f"({est.workload.vocab:,}-token vocabulary) whole, {excess:.0%} more work than the "
-            "average stage, and a 1F1B pipeline runs at its slowest stage's pace. The model "
-            "spreads the output layer over the stages, which fits Megatron-LM's SC21 runs, but "
-            "it predicts NVIDIA's NeMo runs of Nemotron-4 340B and Llama 3.1 70B faster than "
-            "they ran (`traincost validate`). Treat this step time as up to "
-            f"{excess:.0%} optimistic, or balance the split (--balanced-pipeline).")
+            "average stage, and a 1F1B pipeline runs at its slowest stage's pace: this step "
+            "time pays it. A balanced split (--balanced-pipeline) moves layers off that "
+            "stage to even the work out.")
 
 
 def _record(est):
@@ -311,7 +309,8 @@ RULES = (
     Rule("uneven-pipeline",
          lambda est: not est.stack.balanced_pipeline
          and _excess(est) >= est.assumptions.output_imbalance_caveat_fraction,
-         _uneven_says, "traincost.workload.last_stage_excess; traincost validate (NeMo runs)"),
+         _uneven_says, "traincost.workload.last_stage_excess; Megatron-Core's "
+         "account_for_loss_in_pipeline_split"),
     Rule("beyond-measured-mfu", lambda est: float(est.report["mfu"]) > _record(est)[1],
          _record_says, "traincost.catalog.published_mfu_record (data/published_runs.csv)"),
     Rule("moe-even-routing", lambda est: bool(est.workload.experts) and est.parallel.ep > 1,

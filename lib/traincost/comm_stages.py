@@ -68,9 +68,10 @@ def microbatch_comm_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: Simple
         bw_ep, lat_ep = comm.link(ep, t * cp, *net, hierarchical=False)   # all-to-all
         copies = comm.ep_token_copies(c["top_k"], c["route_nodes"], ep, t * cp,
                                       c["scaleup_domain_devices"])
-        # an MTP module's MoE block, like its compute, spread over the stages
+        # the MTP modules' MoE blocks, like their compute, on the last stage of an even
+        # split, spread over the stages of a balanced one
         moe_units = w.params["moe_layers"] * g.stage_share \
-            + np.where(c["experts"] > 0, c["mtp_depth"], 0) / p
+            + np.where(c["experts"] > 0, c["mtp_depth"], 0) / np.where(g.balanced, p, 1)
         ep_raw = moe_units * comm.ep_all_to_all_time(g.tokens_mb, copies, c["hidden"], t, ep,
                                                      bw_ep, lat_ep, g.full_rc, g.act_e)
         ep_mb = performance.stack_exposed(ep_raw, comp.compute_mb, c["ep_overlap"],

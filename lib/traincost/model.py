@@ -493,7 +493,11 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
     frozen = c["frozen_weights"]
     layer_work = performance.training_work(fwd_layer, core_bwd_extra, recompute_layer,
                                            np.where(frozen, layer_mm, 0.0))
-    logits_fwd = performance.gemm_time(tokens_mb, h, c["vocab"] / t, flop_rate, bw, e)
+    # the output layer stays in 16 bits in an fp8 run: the recipes cast the blocks' linear
+    # layers, not the output projection (Megatron-Core's is a plain ColumnParallelLinear that
+    # TransformerEngine's autocast never reaches; torchtitan filters "output" from float8)
+    logits_fwd = performance.gemm_time(tokens_mb, h, c["vocab"] / t, core_rate, bw,
+                                       np.maximum(e, BYTES_PER_ELEMENT["bf16"]))
     output_work = np.where(frozen, 2, 3) * logits_fwd
     if g.mtp:
         # D multi-token-prediction modules (DeepSeek-V3 Sec. 2.2), each one block of the
@@ -509,7 +513,7 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
     # a stack that runs the expert all-to-all beside the compute gives it a share of the SMs
     ep_beside = c["ep_overlap"] & (c["ep"] > 1) & (c["experts"] > 0)
     compute_mb = performance.stage_compute_time(
-        g.layers_per_stage, layer_work, output_work, g.balanced, c["pp"],
+        g.layers_per_stage, layer_work, output_work, g.balanced, c["layers"], c["pp"],
         np.where(ep_beside, a.ep_overlap_comm_sm_fraction, 0.0))
     return SimpleNamespace(flop_rate=flop_rate, attn_mm=attn_mm, layer_mm=layer_mm, core=core,
                            fwd_layer=fwd_layer, recompute_layer=recompute_layer,

@@ -189,7 +189,8 @@ INPUTS = (
        "recomputed"),
     _o("balanced_pipeline", "stack", "Stack", "bool", "-",
        "count the embedding and the loss as one layer each in the pipeline split (Llama 3; "
-       "Megatron-Core --account-for-*-in-pipeline-split)"),
+       "Megatron-Core --account-for-*-in-pipeline-split), so the stages share the output "
+       "layer's work; without it the last stage computes the output layer beside its layers"),
     _o("optimizer_state", "stack", "Stack", "choice", "-",
        "Adam state: fp32 (default: fp32 master weights, momentum and variance, "
        f"{DEFAULT.optimizer_bytes_per_param:g} B/param) or bf16 (bf16 momentum and variance, "

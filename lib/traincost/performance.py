@@ -423,23 +423,30 @@ def training_work(forward_s, backward_extra_s, recompute_s, frozen_matmul_s=0.0)
     return 3 * forward_s + backward_extra_s + recompute_s - frozen_matmul_s
 
 
-def stage_compute_time(layers_per_stage, layer_work_s, output_work_s, balanced, pp,
+def stage_compute_time(layers_per_stage, layer_work_s, output_work_s, balanced, layers, pp,
                        comm_sm_fraction=0.0):
     """Compute time of one micro-batch on the fullest pipeline stage. [s]
 
-    ``L_stage * t_layer`` plus the output layer (and MTP modules): spread over the stages
-    (1/p each), or, in a balanced split, in the place of the last stage's missing layer, of
-    which only its excess over a layer is extra. A stack that runs communication beside
-    the compute leaves it ``1 - comm_sm_fraction`` of the SMs (DeepSeek-V3: 20 of 132 for
-    the expert all-to-all, Secs. 3.2.2, 3.5.1).
+    A 1F1B pipeline runs at its slowest stage's pace. In an even split (Megatron-Core's
+    default: it counts the loss as a layer only with ``account_for_loss_in_pipeline_split``)
+    the last stage computes the output layer (and MTP modules) whole beside its
+    ``L_stage`` layers: ``L_stage * t_layer + t_out``; without a pipeline the one stage is
+    the last. A balanced split moves layers off the stages that hold the embedding and the
+    output layer (Llama 3, arXiv:2407.21783, Sec. 3.3.2; DeepSeek-V3's DualPipe, Sec.
+    3.2.1): the pace is the fullest stage's layers or an even share of all the work,
+    ``max(L_stage * t_layer, (L * t_layer + t_out) / p)``, whichever is more. A stack that
+    runs communication beside the compute leaves it ``1 - comm_sm_fraction`` of the SMs
+    (DeepSeek-V3: 20 of 132 for the expert all-to-all, Secs. 3.2.2, 3.5.1).
 
-    >>> float(stage_compute_time(12, 1.0, 8.0, False, 8))
-    13.0
-    >>> float(stage_compute_time(12, 1.0, 8.0, True, 8, 0.5))
-    38.0
+    >>> float(stage_compute_time(12, 1.0, 8.0, False, 96, 8))
+    20.0
+    >>> float(stage_compute_time(12, 1.0, 8.0, True, 96, 8, 0.5))      # max(12, 104 / 8)
+    26.0
     """
-    work = layers_per_stage * layer_work_s + np.where(
-        balanced, np.maximum(0.0, output_work_s - layer_work_s), output_work_s / pp)
+    work = np.where(balanced,
+                    np.maximum(layers_per_stage * layer_work_s,
+                               (layers * layer_work_s + output_work_s) / pp),
+                    layers_per_stage * layer_work_s + output_work_s)
     return work / (1.0 - comm_sm_fraction)
 
 

@@ -199,8 +199,8 @@ def last_stage_excess(pp, vocab, hidden, model_flop_per_token):
     With the layers split evenly, each of p stages does (F - F_out)/p of a token's model
     FLOP F, and the last one also the output layer's F_out = 6*V*h (forward and backward):
     (p - 1) * F_out / F more than the average stage. A 1F1B pipeline runs at its slowest
-    stage's pace, while :func:`traincost.model.evaluate` spreads the output layer over the
-    stages (1/p each), so this is how optimistic its step time can be.
+    stage's pace (:func:`traincost.performance.stage_compute_time` prices it); a caveat
+    names the share where it is large.
 
     >>> round(float(last_stage_excess(8, 256000, 18432, 2.133e12)), 3)   # Nemotron-4 340B
     0.093
