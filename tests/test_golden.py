@@ -176,6 +176,12 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   vocabularies on several stages, the falls balanced splits whose output layer outweighs a
   layer); no memory moves. Every estimate moves (DeepSeek-V3 on 2,048 H800, searched with
   an even split, 6.19 -> 8.26 s; the others -4.0% to +1.2%), with validate.json.
+- Intel's 1.19.0 page rows (Llama 2 7B and 13B, Llama 3.1 8B and 70B on Gaudi 2) take the
+  layouts of Habana's Megatron-DeepSpeed README for that release and join Megatron-DeepSpeed
+  on Intel (10 runs, 5 documents; searched layouts before): the factor refits 1.110 ->
+  1.041, so the 374 valid Gaudi 2 and Gaudi 3 sweep rows, and only they, run 0.6% faster to
+  6.3% slower (median +4.0%), estimate[6] (Mixtral 8x7B on 64 Gaudi 2) 47.24 -> 49.11 s,
+  with the validation's Gaudi cases.
 """
 
 from __future__ import annotations

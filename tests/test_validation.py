@@ -498,11 +498,10 @@ def test_leave_one_document_out_meets_issue_21s_target(document_held_out):
     assert t["error_pct"].abs().mean() <= 8.0
 
 
-@pytest.mark.xfail(strict=True, reason="issue 21's worst-case target (<= 25%) is not met: "
-                   "Intel's Gaudi 2 page (37%: its 7B TP 1 row and MLPerf's GPT-3 "
-                   "logs pull Megatron-DeepSpeed on Intel's factor opposite ways), "
-                   "torchtitan's 2024-12 benchmarks (31%)")
 def test_leave_one_document_out_worst_case(document_held_out):
+    # issue 21's target: no run more than 25% off with its own source document held out
+    # (met 2026-12-02, when Intel's 1.19.0 page rows took the layouts of Habana's README
+    # for that release and Habana's selective recompute reran its fused attention call)
     assert document_held_out["error_pct"].abs().max() <= 25.0
 
 
