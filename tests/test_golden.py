@@ -182,6 +182,13 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   1.041, so the 374 valid Gaudi 2 and Gaudi 3 sweep rows, and only they, run 0.6% faster to
   6.3% slower (median +4.0%), estimate[6] (Mixtral 8x7B on 64 Gaudi 2) 47.24 -> 49.11 s,
   with the validation's Gaudi cases.
+- selective recompute that checkpoints the attention call whatever its kernel
+  (data/frameworks.csv selective_recompute attention-call: Megatron-Core's Attention,
+  Habana's FusedSDPA in Megatron-DeepSpeed), so a fused core's forward runs again in the
+  backward: no sweep row names a framework (the unspecified stack keeps attention-core), so
+  only Megatron-DeepSpeed on Intel's refit (1.041 -> 1.077) moves the 374 valid Gaudi 2
+  and Gaudi 3 rows (-3.2% to +0.3%, median -2.1%), estimate[6] 49.11 -> 48.10 s, with the
+  validation's Megatron and Gaudi cases.
 """
 
 from __future__ import annotations

@@ -112,6 +112,21 @@ def test_fp8_attention_core_and_output_layer_stay_16_bit():
     assert out["step_compute_s"] == pytest.approx(expected, rel=1e-12)
 
 
+def test_selective_reruns_a_fused_core_only_where_the_stack_checkpoints_the_call():
+    """A fused (flash) core keeps no scores, so Megatron's selective policy has nothing to
+    recompute, unless the stack checkpoints the attention call itself (Megatron-Core's
+    Attention; Habana's FusedSDPA in Megatron-DeepSpeed): then its forward runs again. The
+    toy's fused forward: the causal share c of the 64-FLOP square at the unmeasured fused rate
+    u of the 16-bit ceiling (peak 1, MAMF 1): 64 c / u."""
+    c, u = A.flash_causal_work_fraction, A.unmeasured_attention_matmul_fraction
+    none = model.evaluate(toy(flash_attention=True))["step_compute_s"]
+    core = model.evaluate(toy(flash_attention=True, recompute=1))["step_compute_s"]
+    call = model.evaluate(toy(flash_attention=True, recompute=1,
+                              selective_policy=2))["step_compute_s"]
+    assert core == none
+    assert call - none == pytest.approx(64 * c / u, rel=1e-12)
+
+
 def test_full_recompute_adds_one_forward():
     """Full recomputation reruns each layer's forward (576 FLOP) inside the backward; the
     output layer is not recomputed."""

@@ -361,7 +361,7 @@ def stack_memory(stack: Stack, assumptions: Assumptions = DEFAULT) -> dict:
     4.0
     >>> meg = stack_memory(Stack(framework="megatron"))
     >>> meg["selective_policy"], meg["loss_bytes_per_logit"], meg["zero3_gathered_units"]
-    (0, 4.0, 0.0)
+    (2, 4.0, 0.0)
     >>> meg["loss_tp_bytes_per_logit"], meg["final_norm_bytes"], meg["output_gathered_input"]
     (4.0, 2.0, False)
     >>> meg["gather_bytes_per_param"], stack_memory(Stack(fp8_param_gather=True))[

@@ -20,9 +20,11 @@ from .workload import RECOMPUTE_CODES
 
 
 #: what selective recompute keeps, by framework (``data/frameworks.csv``
-#: ``selective_recompute``): Megatron's attention-core policy (blank) or torchtitan's per-op
-#: policy, the output of every other matmul (:func:`activation_bytes_per_layer`)
-SELECTIVE_POLICIES = {"attention-core": 0, "odd-matmuls": 1}
+#: ``selective_recompute``): Megatron's attention-core policy (blank), the same with the
+#: attention call checkpointed whatever its kernel (attention-call: Megatron-Core, Habana's
+#: Megatron-DeepSpeed; the same bytes kept) or torchtitan's per-op policy, the output of
+#: every other matmul (:func:`activation_bytes_per_layer`)
+SELECTIVE_POLICIES = {"attention-core": 0, "odd-matmuls": 1, "attention-call": 2}
 
 #: f-wide tensors a gated (SwiGLU) MLP stores per token over a GeLU MLP's: three (gate and
 #: up outputs, SwiGLU output) against two (GeLU input and output); callers pass

@@ -475,10 +475,13 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
         core, flash, core_rate, attn_rate, a.flash_causal_work_fraction,
         a.flash_backward_forward_ratio)
     fwd_layer = layer_mm + core_fwd + elem
-    # Megatron's selective recomputes the core's scores, which a fused kernel never kept; a
-    # per-operator policy (w.recompute_share) recomputes matmuls whatever the kernel
+    # Megatron's selective recomputes the core's scores, which a fused kernel never kept,
+    # unless the stack checkpoints the attention call itself (Megatron-Core's Attention
+    # wraps core_attention in a checkpoint whatever the kernel): then the fused forward runs
+    # again; a per-operator policy (w.recompute_share) recomputes matmuls whatever the kernel
     selective = (c["recompute"] == workload.RECOMPUTE_CODES["selective"]) \
-        & (np.logical_not(flash) | np.isfinite(w.recompute_share))
+        & (np.logical_not(flash) | np.isfinite(w.recompute_share)
+           | (c["selective_policy"] == memory.SELECTIVE_POLICIES["attention-call"]))
     up_recompute = 0.0       # the MLA up-projections the FP8 recipe recomputes (not under full)
     fp8_act = c["fp8_activations"] & c["fp8"]
     if any_true(fp8_act):
@@ -486,7 +489,7 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
             tokens_mb, c["kv_lora_rank"], c["q_lora_rank"], heads, d, w.v_dim, w.qk_dim, t,
             flop_rate, bw, e)
         up_recompute = np.where(fp8_act & mla & np.logical_not(g.full_rc), up_proj, 0.0)
-    recompute_layer = performance.recompute_time(fwd_layer, core, g.full_rc, selective,
+    recompute_layer = performance.recompute_time(fwd_layer, core_fwd, g.full_rc, selective,
                                                  layer_mm, elem, w.recompute_share) \
         + up_recompute
     # frozen weights (LoRA): the matmuls' backward computes no weight gradients
@@ -506,8 +509,9 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
                      else dense_mm) + core_fwd + elem
         block_work = performance.training_work(
             block_fwd, core_bwd_extra,
-            performance.recompute_time(block_fwd, core, g.full_rc, selective, block_fwd - core_fwd
-                                       - elem, elem, w.recompute_share) + up_recompute)
+            performance.recompute_time(block_fwd, core_fwd, g.full_rc, selective,
+                                       block_fwd - core_fwd - elem, elem,
+                                       w.recompute_share) + up_recompute)
         proj_fwd = performance.gemm_time(tokens_mb, 2 * h, h / t, flop_rate, bw, e)
         output_work = output_work + c["mtp_depth"] * (block_work + 3 * (proj_fwd + logits_fwd))
     # a stack that runs the expert all-to-all beside the compute gives it a share of the SMs

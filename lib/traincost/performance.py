@@ -392,7 +392,8 @@ def recompute_time(forward_s, core_s, full, selective, matmul_s=0.0, elementwise
     """What activation recomputation adds to a layer's backward. [s]
 
     Full recomputation reruns the whole forward; selective only the attention core's
-    scores (Korthikanti et al. Sec. 5), where the core is not fused; otherwise nothing.
+    forward ``core_s`` (Korthikanti et al. Sec. 5): the materialized scores, or a fused
+    kernel's call where the stack checkpoints it (the caller decides ``selective``).
     A per-operator selective policy that recomputes a share rho of the matmuls
     (``recompute_matmul_share``, :func:`traincost.workload.odd_matmul_recompute_share`;
     NaN: Megatron's) reruns them and every element-wise op, ``rho * matmul_s +
