@@ -400,6 +400,27 @@ def _layer_activations(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNam
     return stored, full, produced
 
 
+def _eager_elementwise_time(c: dict, a: Assumptions, w: SimpleNamespace, tokens_mb):
+    """What eager element-wise work (PyTorch without a compiler) adds to a layer's forward
+    for one micro-batch beyond the fused traffic: a Llama-style block's norms, rotary
+    embedding and SwiGLU, 16-bit, sequence-parallel
+    (:func:`traincost.performance.eager_elementwise_passes`); 0 where fused. [s]"""
+    eager = c["eager_elementwise"] & c["gated_mlp"]
+    if not any_true(eager):
+        return 0.0
+    heads, kv, d = c["heads"], c["kv_heads"], c["head_dim"]
+    mlp_width = memory.stored_ffn_width(c["ffn_hidden"], c["moe_ffn_hidden"], False,
+                                        w.params["moe_layers"] / c["layers"], c["top_k"],
+                                        c["shared_experts"])
+    # rotary widths a token: every query and key head's (MLA: each query head's rotary part
+    # and the one rotary key all heads share, DeepSeek-V3 Sec. 2.1.1)
+    rope_width = np.where(c["mla"], c["qk_rope_head_dim"] * (heads + 1), (heads + kv) * d)
+    passes = performance.eager_elementwise_passes(
+        c["hidden"], rope_width, mlp_width, eager, a.eager_rmsnorm_passes, a.eager_rope_passes,
+        a.eager_swiglu_passes)
+    return passes * tokens_mb * BYTES_PER_ELEMENT["bf16"] / c["tp"] / c["hbm_bytes_per_s"]
+
+
 def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace, produced):
     """Compute time of one micro-batch on the fullest stage, and its parts.
 
@@ -442,20 +463,7 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
         c["ffn_hidden"], 1.0, tokens_mb, c["seq_len"], t, produced, flop_rate, bw,
         a.elementwise_traffic_factor, e)
     core = core * flop_rate / core_rate              # the square's FLOPs at the 16-bit rate
-    # eager element-wise work (PyTorch without a compiler) moves more than the fused traffic:
-    # a Llama-style block's norms, rotary embedding and SwiGLU, 16-bit, sequence-parallel
-    eager = c["eager_elementwise"] & c["gated_mlp"]
-    if any_true(eager):
-        mlp_width = memory.stored_ffn_width(c["ffn_hidden"], c["moe_ffn_hidden"], False,
-                                            w.params["moe_layers"] / c["layers"], c["top_k"],
-                                            c["shared_experts"])
-        # rotary widths a token: every query and key head's (MLA: each query head's rotary
-        # part and the one rotary key all heads share, DeepSeek-V3 Sec. 2.1.1)
-        rope_width = np.where(mla, c["qk_rope_head_dim"] * (heads + 1), (heads + kv) * d)
-        passes = performance.eager_elementwise_passes(
-            h, rope_width, mlp_width, eager, a.eager_rmsnorm_passes, a.eager_rope_passes,
-            a.eager_swiglu_passes)
-        elem = elem + passes * tokens_mb * BYTES_PER_ELEMENT["bf16"] / t / bw
+    elem = elem + _eager_elementwise_time(c, a, w, tokens_mb)
     dense_mm = attn_mm + mlp_mm
     L, n_moe = c["layers"], w.params["moe_layers"]
     moe_layer_mm = performance.moe_layer_matmul_time(
