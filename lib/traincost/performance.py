@@ -433,8 +433,8 @@ def stage_compute_time(layers_per_stage, layer_work_s, output_work_s, balanced, 
     the last stage computes the output layer (and MTP modules) whole beside its
     ``L_stage`` layers: ``L_stage * t_layer + t_out``; without a pipeline the one stage is
     the last. A balanced split moves layers off the stages that hold the embedding and the
-    output layer (Llama 3, arXiv:2407.21783, Sec. 3.3.2; DeepSeek-V3's DualPipe, Sec.
-    3.2.1): the pace is the fullest stage's layers or an even share of all the work,
+    output layer (Llama 3, arXiv:2407.21783, Sec. 3.3.2; DeepSeek-V3's DualPipe, arXiv:
+    2412.19437, Sec. 3.2.3): the pace is the fullest stage's layers or an even share of the work,
     ``max(L_stage * t_layer, (L * t_layer + t_out) / p)``, whichever is more. A stack that
     runs communication beside the compute leaves it ``1 - comm_sm_fraction`` of the SMs
     (DeepSeek-V3: 20 of 132 for the expert all-to-all, Secs. 3.2.2, 3.5.1).
