@@ -288,6 +288,25 @@ def test_recompute_and_micro_batch_move_activations(mem):
     assert mem.result.memory_breakdown_gib()["activations"] > full
 
 
+def test_offload_moves_activations_to_the_host_and_says_so(mem):
+    """The memory widget's fourth recompute button: nothing recomputed, the activations
+    (but two layers' a micro-batch in flight) in host memory, the summary naming them."""
+    mem.controls["recompute"].value = "none"
+    none = mem.result.memory_breakdown_gib()["activations"]
+    mem.controls["recompute"].value = "offload"
+    assert mem.result.memory_breakdown_gib()["activations"] < none
+    assert "offloaded to host memory" in mem.summary.value
+    assert "Recompute adds 0 %" in mem.summary.value
+
+
+def test_offload_where_the_host_link_is_unpublished_is_a_message(mem):
+    mem.controls["accelerator"].value = "tpu-v5p"
+    mem.controls["recompute"].value = "offload"
+    assert "host link" in mem.message.value and "Traceback" not in mem.message.value
+    mem.controls["recompute"].value = "none"
+    assert mem.message.value == "" and mem.result is not None
+
+
 def test_smallest_device_count_fits_and_reacts_to_zero(mem):
     mem.controls["zero"].value = 0
     n0 = mem.smallest

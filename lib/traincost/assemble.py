@@ -145,6 +145,26 @@ def check_fp8_activations(stack: Stack, precision: str) -> None:
                              f"not {precision}")
 
 
+def check_offload(acc, recompute) -> None:
+    """ValueError naming ``recompute`` where a layout offloads activations (code or codes
+    ``recompute``, :data:`traincost.workload.RECOMPUTE_CODES`; None: open) to the host of
+    a device whose host link or host memory the catalog does not publish: the copies
+    could be neither timed nor fitted.
+
+    >>> check_offload(catalog.accelerator("tpu-v5p"), 3)
+    Traceback (most recent call last):
+    ValueError: recompute: offload needs tpu-v5p's host link and host memory, which data/accelerators.csv does not publish (host_link_bytes_per_s, host_memory_bytes); choose none, selective or full
+    """
+    if recompute is None:
+        return
+    code = layout.knob_code("recompute", "offload")
+    if np.any(np.asarray(recompute) == code) and (
+            math.isnan(acc.host_link_bytes_per_s) or math.isnan(acc.host_memory_bytes)):
+        raise ValueError(f"recompute: offload needs {acc.id}'s host link and host memory, "
+                         "which data/accelerators.csv does not publish (host_link_bytes_per_s, "
+                         "host_memory_bytes); choose none, selective or full")
+
+
 def core_precision(acc, precision: str) -> str:
     """The precision an attention core's matmuls (Q K^T, the weighted sum) run at: the
     run's, but the device's 16-bit one (:attr:`traincost.Accelerator.default_precision`)
@@ -172,6 +192,7 @@ def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
                                  inputs.site)
     peak = acc.peak_flop_per_s(precision)
     check_fp8_activations(stack, precision)
+    check_offload(acc, layout_cols.get("recompute"))
     price = site.price_usd_per_h if not math.isnan(site.price_usd_per_h) else acc.price_usd_per_h
     return {
         "power_cap_w": sys_.power_limit_w,
@@ -192,6 +213,9 @@ def columns(sys_: System, inputs: Inputs, precision: str, layout_cols: dict,
         "eager_elementwise": eager_elementwise(stack),
         **stack_memory(stack, assumptions),
         "hbm_bytes": acc.hbm_bytes, "hbm_bytes_per_s": acc.hbm_bytes_per_s,
+        # NaN where unpublished: an offloading layout then has no time and does not fit
+        "host_link_bytes_per_s": acc.host_link_bytes_per_s,
+        "host_memory_bytes": acc.host_memory_bytes,
         "tdp_w": acc.tdp_w, "idle_w": acc.idle_w,
         "scaleup_domain_devices": sys_.domain_devices,
         "scaleup_bytes_per_s": sys_.scaleup_bw,

@@ -80,6 +80,17 @@ class Assumptions:
         "NCCL environment docs (NCCL_BUFFSIZE per channel and peer)", "estimate",
         "CUDA context (~0.5 GiB), NCCL buffers and allocator fragmentation that the "
         "analytical memory terms do not see.")
+    host_copy_efficiency: float = _a(
+        0.80, "fraction", "pinned host-device copies measured with nvbandwidth over the link's "
+        "line rate each direction: PCIe Gen4 x16 A100 25.1-26.3 of 32 GB/s (NVIDIA/nvbandwidth "
+        "issue 42; Azure/AI-benchmarking-guide ND_A100_v4), Gen5 x16 H100 and H200 51-52 of 64 "
+        "with the SM copy (Azure ND H100 v5, ND H200 v5), 55.2-57.1 with the copy engines "
+        "(nvbandwidth issue 6), 49.1-51.8 with both directions at once (a B300 system's "
+        "bidirectional copy-engine test); GH200's NVLink-C2C 295-375 of 450", "measured",
+        "Share of the host link's line rate (data/accelerators.csv host_link_bytes_per_s) "
+        "activation offload copies at. 0.80 is the middle of the PCIe figures (0.77-0.89), "
+        "the two directions running at once as forward and backward copies of a pipeline's "
+        "micro-batches do; GH200's device-to-host copy reaches only 0.66.")
     loss_bytes_per_logit: float = _a(
         4.0, "bytes", "Megatron-Core tensor_parallel/cross_entropy.py "
         "(_VocabParallelCrossEntropy: exp and softmax gradient written in place on the fp32 "

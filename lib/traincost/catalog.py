@@ -29,7 +29,8 @@ _NUMERIC_ACCELERATOR = (
     "hbm_bytes_per_s", "tdp_w", "idle_w", "scaleup_domain_devices", "scaleup_bytes_per_s",
     "scaleout_bytes_per_s", "price_usd_per_h", "capex_usd", "embodied_kgco2e",
     "attention_bf16_flop_per_s", "mamf_fp8_flop_per_s", "attention_cudnn_bf16_flop_per_s",
-    "attention_kv_tokens", "allreduce_busbw_fraction")
+    "attention_kv_tokens", "allreduce_busbw_fraction", "host_link_bytes_per_s",
+    "host_memory_bytes")
 
 #: the operator whose PUE a cloud provider's regions use
 PROVIDER_OPERATOR = {"gcp": "google", "aws": "aws", "azure": "microsoft"}
@@ -152,7 +153,7 @@ def accelerators() -> pd.DataFrame:
         if col in df:
             df[col] = pd.to_numeric(df[col], errors="coerce")
     for col in ("mamf_bf16_flop_per_s", "mamf_fp8_flop_per_s", "attention_cudnn_bf16_flop_per_s",
-                "attention_kv_tokens"):
+                "attention_kv_tokens", "host_link_bytes_per_s", "host_memory_bytes"):
         if col not in df:
             df[col] = math.nan
     return df

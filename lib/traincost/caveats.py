@@ -14,6 +14,7 @@ from typing import Callable
 from . import catalog, comm
 from .assemble import eager_elementwise
 from .inputs import FUSED_ATTENTION_KERNELS
+from .units import GIB
 from .workload import last_stage_excess
 
 
@@ -263,6 +264,23 @@ def _eager_says(est) -> str:
             "benchmark page's eager and compiled rows, `traincost validate`).")
 
 
+def _offload_says(est) -> str:
+    acc, a = est.accelerator, est.assumptions
+    return (f"activations offloaded: {float(est.report['offloaded_gib_per_device']):.3g} GiB "
+            "per device sit "
+            f"in host memory ({acc.host_memory_bytes / GIB:.3g} GiB per device in the "
+            f"reference system), copied out after each layer's forward and back before its "
+            f"backward at {acc.host_link_bytes_per_s * a.host_copy_efficiency / 1e9:.3g} GB/s "
+            "each way (the host link's line rate x the measured "
+            f"{a.host_copy_efficiency:g} of pinned copies), where the copy outlasts the "
+            "compute it hides behind, the step shows it. Each device is taken to have its "
+            "link to itself (HLS-Gaudi2's four uplinks for eight cards are counted in its "
+            "row); a board with two devices behind one PCIe uplink halves it. Megatron-Core's layer-level CPU offloading runs only "
+            "without a pipeline and without recompute; its fine-grained offloading runs with "
+            "both (Megatron-LM docs, fine_grained_activation_offloading.md). No published "
+            "run with offload checks this.")
+
+
 RULES = (
     Rule("framework-borrowed", lambda est: _framework_status(est) == "borrowed",
          _borrowed_says, "traincost.calibrate.own_frameworks (issue 21's evidence rule)"),
@@ -273,6 +291,10 @@ RULES = (
          "false); benchmarks/llama3_h100_202412_torchtitan.md Tables 1 and 3"),
     Rule("op-selective-recompute", _op_selective, _op_selective_says,
          "torchtitan parallelize_llama.py at 9dec370 (selective_ac_option 'op')"),
+    Rule("activation-offload", lambda est: est.parallel.recompute == "offload",
+         _offload_says, "data/accelerators.csv (host_link_bytes_per_s, host_memory_bytes, "
+         "host_source); Assumptions.host_copy_efficiency; Megatron-Core "
+         "TransformerConfig (cpu_offloading checks)"),
     Rule("zero3-across-nodes", _zero3_across_nodes, _zero3_says,
          "AWS awsome-distributed-training nccl-tests (two-level all-reduce); torchtitan and "
          "llm-foundry FSDP runs; Narayanan et al. SC21 Table 2 (DeepSpeed ZeRO-3, a model "

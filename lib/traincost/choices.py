@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import math
 
-RECOMPUTE_MODES = ("none", "selective", "full")
+#: activation recomputation, or ``offload``: no recompute, the activations moved to host
+#: memory in the forward and back in the backward (a recompute alternative)
+RECOMPUTE_MODES = ("none", "selective", "full", "offload")
 PRECISIONS = ("bf16", "fp16", "fp8", "tf32", "fp32")
 PRICE_MODELS = ("rental", "ownership")
 #: which parallel dimension crosses the sites of a multi-site run (None in a

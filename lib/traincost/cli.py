@@ -136,16 +136,26 @@ def _add_wide(p) -> None:
                         f"{TABLE_WIDTH} characters at most)")
 
 
+def _offloaded_text(d: dict) -> str:
+    """What activation offload keeps in host memory, beside the device memory line (''
+    without offload)."""
+    if not d.get("offloaded_gib_per_device"):
+        return ""
+    host = d.get("host_memory_gib_per_device")
+    return (f", {_fmt(d['offloaded_gib_per_device'])} GiB offloaded to host memory"
+            + (f" (of {_fmt(host)} GiB per device)" if host else ""))
+
+
 def _layout_text(r) -> str:
     """A layout in a table cell: tp, pp and dp, then cp, ep and vpp where above 1, then the
     ZeRO stage, micro-batch and recompute (``tp2 pp4 dp8 z1 b2 sel``: selective; ``none``,
-    ``full``)."""
+    ``full``, ``offl``: activation offload)."""
     extra = "".join(f" {k}{int(r[k])}" for k in ("cp", "ep", "vpp") if int(r.get(k, 1)) > 1)
     return (f"tp{int(r['tp'])} pp{int(r['pp'])} dp{int(r['dp'])}{extra} z{int(r['zero'])} "
             f"b{int(r['micro_batch'])} {_RECOMPUTE_SHORT.get(str(r['recompute']), r['recompute'])}")
 
 
-_RECOMPUTE_SHORT = {"none": "none", "selective": "sel", "full": "full"}
+_RECOMPUTE_SHORT = {"none": "none", "selective": "sel", "full": "full", "offload": "offl"}
 #: the header of a search's band column, by the objective's column
 _BAND_HEADS = {"step_time_s": "p10-p90 s", "facility_energy_mwh": "p10-p90 MWh",
                "co2e_t": "p10-p90 t", "cost_usd": "p10-p90 USD"}
@@ -268,7 +278,8 @@ def _print_estimate(d: dict) -> None:
         f"{', eager element-wise ops' if d['stack'].get('elementwise') == 'eager' else ''}",
         f"  params      {_fmt(d['params'] / 1e9)} B   model FLOP/token {d['model_flop_per_token']:.3e}",
         f"  memory      {_fmt(d['memory_gib_per_device'])} GiB of {_fmt(d['hbm_gib_per_device'])}"
-        f" GiB per device -> {'fits' if d['fits_in_memory'] else 'DOES NOT FIT'}",
+        f" GiB per device"
+        f"{_offloaded_text(d)} -> {'fits' if d['fits_in_memory'] else 'DOES NOT FIT'}",
         f"  step        {_fmt(d['step_time_s'])} s   MFU {d['mfu']:.1%}   HFU {d['hfu']:.1%}   "
         f"{_fmt(d['hardware_tflops_per_device'])} hardware TFLOP/s per device",
         f"  time        {_fmt(d['train_time_days'])} days for {d['tokens']:.3g} tokens   "

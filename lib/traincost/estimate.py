@@ -221,6 +221,11 @@ class Estimate:
             **{k: r[k] for k in flat},
             "hbm_gib_per_device": self.accelerator.hbm_bytes / GIB,
             "fits_in_memory": bool(r["fits_in_memory"]),
+            # activation offload (recompute "offload"): what sits in host memory, and the
+            # host memory a device has in its reference system (None: unpublished)
+            "offloaded_gib_per_device": r["offloaded_gib_per_device"],
+            "host_memory_gib_per_device": _finite_or_none(self.accelerator.host_memory_bytes
+                                                          / GIB),
             "tokens": self.job.tokens,
             **{k: r[k] for k in after},
             "power_cap_w": _finite_or_none(self.system.power_cap_w),

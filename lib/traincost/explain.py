@@ -17,9 +17,10 @@ import pandas as pd
 
 from .assumptions import DEFAULT, Assumptions
 from .estimate import estimate
+from .layout import SEARCH_SPACE
 from .search import OBJECTIVES
 from .units import GIB
-from .workload import RECOMPUTE_CODES
+from .workload import CODE_TO_RECOMPUTE
 
 #: the layout knobs of a search row, as :func:`traincost.estimate` keywords
 SEARCH_ROW_KNOBS = ("tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute")
@@ -113,8 +114,8 @@ def one_knob_variants(layout: dict) -> list[tuple[str, dict]]:
     add("micro-batch ÷ 2", micro_batch=mb // 2)
     for z in range(4):
         add(f"ZeRO-{z}", zero=z)
-    for rc in RECOMPUTE_CODES:
-        add(f"{rc} recompute", recompute=rc)
+    for code in SEARCH_SPACE["recompute"]:           # the modes a search weighs
+        add(f"{CODE_TO_RECOMPUTE[code]} recompute", recompute=CODE_TO_RECOMPUTE[code])
     return out
 
 

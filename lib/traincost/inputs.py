@@ -85,6 +85,12 @@ class Accelerator:
         Purchase price per device, NaN if unknown. [USD]
     embodied_kgco2e : float
         Embodied emissions per device, NaN if unknown. [kgCO2e]
+    host_link_bytes_per_s : float
+        The device's link to its host CPU (PCIe, NVLink-C2C), one direction, the line rate;
+        NaN where unpublished (activation offload then cannot be priced). [bytes/s]
+    host_memory_bytes : float
+        Host memory per device in the reference system (the server's, over its devices),
+        NaN where unpublished. [bytes]
     """
 
     id: str
@@ -110,6 +116,8 @@ class Accelerator:
     attention_cudnn_bf16_flop_per_s: float = math.nan
     attention_kv_tokens: float = math.nan
     allreduce_busbw_fraction: float = math.nan
+    host_link_bytes_per_s: float = math.nan
+    host_memory_bytes: float = math.nan
     vendor: str = ""
     scaleup_topology: str = "switch"
 
@@ -131,7 +139,8 @@ class Accelerator:
                      "peak_fp16_flop_per_s", "peak_fp8_flop_per_s", "mamf_bf16_flop_per_s",
                      "price_usd_per_h", "capex_usd", "embodied_kgco2e",
                      "attention_bf16_flop_per_s", "mamf_fp8_flop_per_s",
-                     "attention_cudnn_bf16_flop_per_s", "attention_kv_tokens"):
+                     "attention_cudnn_bf16_flop_per_s", "attention_kv_tokens",
+                     "host_link_bytes_per_s", "host_memory_bytes"):
             _check_number(name, getattr(self, name), minimum=0, allow_nan=True)
         if math.isnan(self.peak_bf16_flop_per_s) and math.isnan(self.peak_fp16_flop_per_s):
             raise ValueError(f"{self.id}: needs peak_bf16_flop_per_s or peak_fp16_flop_per_s")
@@ -543,7 +552,8 @@ class ParallelConfig:
     micro_batch : int or None
         Sequences per micro-batch, b. [-]
     recompute : str or None
-        Activation recomputation: ``none``, ``selective`` or ``full``. [-]
+        Activation recomputation: ``none``, ``selective`` or ``full``, or ``offload``
+        (nothing recomputed, the activations moved to host memory and back). [-]
     cross_site : str or None
         In a run over several sites (:attr:`System.sites`), the dimension that crosses
         them: ``dp`` (each site holds whole pipelines, the sites exchange gradients) or

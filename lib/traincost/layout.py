@@ -257,7 +257,10 @@ def powers_of_two_upto(n: int) -> list[int]:
 #: and cp are widened by :data:`SEARCH_BOUNDS` when the workload's batch and sequence are known)
 SEARCH_SPACE = {
     "micro_batch": (1, 2, 4, 8),
-    "recompute": tuple(RECOMPUTE_CODES.values()),
+    # offload is asked for, not searched: whether a stack moves activations to the host is
+    # a choice its recipe states (Megatron-Core's --cpu-offloading), and a search free to
+    # pick it would credit every run with a host link it may not use
+    "recompute": tuple(RECOMPUTE_CODES[k] for k in ("none", "selective", "full")),
     "zero": (0, 1, 2, 3),
     "vpp": (1, 2, 4),
     "cp": (1,),

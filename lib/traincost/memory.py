@@ -526,6 +526,39 @@ def stage_activation_bytes(stored, full, pp, vpp, num_microbatches, layers_per_s
     return activations
 
 
+def offload_resident_bytes(full, pp, vpp, num_microbatches, logits):
+    """Activations a device still holds when it offloads the rest to host memory. [bytes]
+
+    Layer-level offloading (Megatron-Core ``--cpu-offloading``, TransformerEngine's
+    ``get_cpu_offload_context``) copies each layer's saved activations to the host after
+    its forward and back before its backward, double-buffered: the last layer's, whose
+    backward starts at once, are never offloaded ("we don't want to offload the final
+    layer's activations", NeMo's ``cpu_offloading_num_layers`` note), and one more layer's
+    are on their way. Each micro-batch in flight (:func:`microbatches_in_flight`) keeps its
+    last layer, plus one layer in transit, plus the loss's logits where there is no
+    pipeline: ``(inflight + 1) * full + [p = 1] * logits``.
+
+    Parameters
+    ----------
+    full : float or array
+        One layer's activations for one micro-batch, nothing recomputed
+        (:func:`activation_bytes_per_layer`). [bytes]
+    pp, vpp, num_microbatches : int or array
+        p, v, m. [-]
+    logits : float or array
+        :func:`logits_bytes` and the output layer's, held by the last stage. [bytes]
+
+    Examples
+    --------
+    One stage (one micro-batch in flight), 10 bytes a layer, 3 bytes of logits: 2 x 10 + 3:
+
+    >>> float(offload_resident_bytes(10.0, 1, 1, 8, 3.0))
+    23.0
+    """
+    inflight = microbatches_in_flight(pp, vpp, num_microbatches)
+    return (inflight + 1) * full + np.where(pp == 1, logits, 0.0)
+
+
 def optimizer_shard_params(dense_params, expert_params, zero, dp, expert_dp):
     """Parameters whose optimizer step one device runs. [params]
 

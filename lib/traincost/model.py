@@ -33,6 +33,9 @@ INPUT_COLUMNS = (
     # step time for an interval (traincost.uncertainty)
     "model_error_factor",
     "hbm_bytes", "hbm_bytes_per_s", "tdp_w", "idle_w", "power_cap_w",
+    # the device's link to its host, each direction, and its share of host memory (NaN:
+    # unpublished; activation offload only)
+    "host_link_bytes_per_s", "host_memory_bytes",
     "scaleup_domain_devices", "scaleup_bytes_per_s", "scaleup_mesh", "scaleout_bytes_per_s",
     "scaleout_oversubscription",
     # the device's measured all-reduce fraction of its scale-up line rate over the reference
@@ -97,7 +100,10 @@ OUTPUTS = (
     ("model_flop_per_s_per_device", "FLOP/s", "model FLOP/s achieved per device"),
     ("hardware_flop_per_s_per_device", "FLOP/s", "hardware FLOP/s achieved per device"),
     ("memory_bytes_per_device", "bytes", "peak memory of a first-stage device"),
-    ("fits_in_memory", "-", "whether that peak fits in the device's memory"),
+    ("fits_in_memory", "-", "whether that peak fits in the device's memory (and, under "
+     "activation offload, what it offloads in the host memory of the device's share)"),
+    ("offloaded_bytes_per_device", "bytes", "activations a first-stage device keeps in host "
+     "memory under activation offload (0 otherwise)"),
     ("busy_fraction", "-", "share of the step spent computing or stepping the optimizer"),
     ("device_power_w", "W", "average power of one accelerator"),
     ("host_power_w", "W", "host share of power per device"),
@@ -204,6 +210,11 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         mem["activations"] = mem["activations"] + (1 - f) * shard.recomputing
         w = SimpleNamespace(**{**vars(w), "hw_fpt": f * w.hw_fpt + (1 - f) * w_none.hw_fpt})
     out = footprint_stage(c, a, g, w, parts, sum(mem.values()))
+    # activation offload: what sits in host memory, which must fit there too
+    out["offloaded_bytes_per_device"] = shard.host * np.ones_like(out["step_time_s"])
+    if any_true(g.offload):
+        out["fits_in_memory"] = out["fits_in_memory"] \
+            & np.where(g.offload, shard.host <= c["host_memory_bytes"], True)
     out.update({f"step_{k_}_s": v_ for k_, v_ in parts.items()})
     out.update({f"memory_{k_}_bytes": v_ for k_, v_ in mem.items()})
     return out
@@ -217,7 +228,7 @@ def _step_and_memory(c: dict, a: Assumptions) -> tuple:
     g = layout_stage(c)
     w = workload_stage(c)
     mem, shard = memory_stage(c, a, g, w)
-    comp = compute_stage(c, a, g, w, shard.produced)
+    comp = compute_stage(c, a, g, w, shard.produced, shard.offloaded)
     mb = microbatch_comm_stage(c, a, g, w, comp)
     dp = data_parallel_stage(c, a, g, w, shard, comp)
     parts = {k_: v_ * c["model_error_factor"] for k_, v_ in step_stage(g, comp, mb, dp).items()}
@@ -239,7 +250,8 @@ def layout_stage(c: dict) -> SimpleNamespace:
     stages cross the sites), ``relaxed`` (the sites exchange every ``sync_every`` steps), the
     flag ``multi_site``, ``layers_per_stage`` and ``first_stage_layers``
     (:func:`traincost.workload.stage_layers`), ``stage_share`` (the fullest stage's share of
-    the layers), ``single_stage``, ``balanced``, ``full_rc``, ``s_local`` (tokens of a
+    the layers), ``single_stage``, ``balanced``, ``full_rc``, ``offload`` (activation
+    offload), ``s_local`` (tokens of a
     sequence on one context-parallel rank), ``tokens_mb`` (of a micro-batch), ``act_e``
     (activation bytes per element: 16-bit under fp8) and the flags ``moe``, ``any_cp``,
     ``any_zero3`` and ``mtp`` that let a stage skip a term zero on every row (speed only).
@@ -269,7 +281,8 @@ def layout_stage(c: dict) -> SimpleNamespace:
         relaxed=relaxed, multi_site=any_true(sites > 1),
         single_stage=single_stage, balanced=balanced, layers_per_stage=layers_per_stage,
         first_stage_layers=first_stage_layers, stage_share=layers_per_stage / c["layers"],
-        full_rc=c["recompute"] == workload.RECOMPUTE_CODES["full"], s_local=s_local,
+        full_rc=c["recompute"] == workload.RECOMPUTE_CODES["full"],
+        offload=c["recompute"] == workload.RECOMPUTE_CODES["offload"], s_local=s_local,
         tokens_mb=c["micro_batch"] * s_local, act_e=np.maximum(c["bytes_per_element"], 2.0),
         moe=any_true(c["experts"] > 0), any_cp=any_true(cp > 1),
         any_zero3=any_true(c["zero"] == 3), mtp=any_true(c["mtp_depth"] > 0))
@@ -308,9 +321,11 @@ def memory_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace
     """Memory of a device of the first pipeline stage, which holds the most.
 
     Returns ``(parts, shard)``: the bytes of each of :data:`MEMORY_PARTS`, and a namespace
-    with the parameters on the device (``dense``, ``expert``) and ``produced``, the bytes
+    with the parameters on the device (``dense``, ``expert``), ``produced``, the bytes
     of activations a layer produces for one micro-batch (kept or not), which the
-    element-wise traffic follows.
+    element-wise traffic follows, and under activation offload ``host`` (the activations
+    in host memory) and ``offloaded`` (one layer's for one micro-batch, each way over the
+    host link; 0 without offload).
     """
     params, L, t = w.params, c["layers"], c["tp"]
     expert_params = params["experts"]
@@ -356,6 +371,14 @@ def memory_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace
     activations = memory.stage_activation_bytes(
         stored, full, c["pp"], c["vpp"], g.m, g.layers_per_stage, g.first_stage_layers,
         g.balanced, g.full_rc, logits, c["mtp_depth"] if g.mtp else 0)
+    # activation offload: what the layers saved goes to host memory but the last layer of
+    # each micro-batch in flight and one layer on its way
+    host = 0.0
+    if any_true(g.offload):
+        resident = np.minimum(memory.offload_resident_bytes(full, c["pp"], c["vpp"], g.m,
+                                                            logits), activations)
+        host = np.where(g.offload, activations - resident, 0.0)
+        activations = np.where(g.offload, resident, activations)
     parts = {
         "weights": states["weights"],
         "gradients": states["gradients"],
@@ -366,7 +389,8 @@ def memory_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace
                                  a.framework_reserved_bytes),
     }
     return parts, SimpleNamespace(dense=dense, expert=expert, produced=produced,
-                                  recomputing=np.where(g.full_rc, full, 0.0))
+                                  recomputing=np.where(g.full_rc, full, 0.0), host=host,
+                                  offloaded=np.where(g.offload, full, 0.0))
 
 
 def _layer_activations(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace):
@@ -421,15 +445,18 @@ def _eager_elementwise_time(c: dict, a: Assumptions, w: SimpleNamespace, tokens_
     return passes * tokens_mb * BYTES_PER_ELEMENT["bf16"] / c["tp"] / c["hbm_bytes_per_s"]
 
 
-def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace, produced):
+def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace, produced,
+                  offloaded=0.0):
     """Compute time of one micro-batch on the fullest stage, and its parts.
 
     Returns a namespace with ``flop_rate`` (:func:`traincost.performance.achieved_matmul_rate`
     under the power limit's clock), ``attn_mm`` and ``layer_mm`` (a layer's attention and
     all matmuls, MoE layers averaged in), ``core`` (the attention core's s x s square at
     the 16-bit matmul rate its matmuls run at, fp8 run or not),
-    ``fwd_layer``, ``recompute_layer`` and ``compute_mb`` (the stage's compute per
-    micro-batch, :func:`traincost.performance.stage_compute_time`).
+    ``fwd_layer``, ``recompute_layer`` (under activation offload the copies' exposed time,
+    ``offloaded`` bytes each way, :func:`traincost.performance.offload_exposed_time`) and
+    ``compute_mb`` (the stage's compute per micro-batch,
+    :func:`traincost.performance.stage_compute_time`).
     """
     h, t, e, bw = c["hidden"], c["tp"], c["bytes_per_element"], c["hbm_bytes_per_s"]
     heads, kv, d, mla, flash = c["heads"], c["kv_heads"], c["head_dim"], c["mla"], \
@@ -502,6 +529,12 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
         + up_recompute
     # frozen weights (LoRA): the matmuls' backward computes no weight gradients
     frozen = c["frozen_weights"]
+    if any_true(g.offload):
+        # the copies to host memory and back, under the next layer's forward and backward
+        backward = 2 * fwd_layer + core_bwd_extra - np.where(frozen, layer_mm, 0.0)
+        recompute_layer = np.where(g.offload, performance.offload_exposed_time(
+            offloaded, c["host_link_bytes_per_s"] * a.host_copy_efficiency, fwd_layer,
+            backward), recompute_layer)
     layer_work = performance.training_work(fwd_layer, core_bwd_extra, recompute_layer,
                                            np.where(frozen, layer_mm, 0.0))
     # the output layer stays in 16 bits in an fp8 run: the recipes cast the blocks' linear
@@ -677,6 +710,7 @@ def report_units(out: dict) -> dict:
         "hardware_tflops_per_device": out["hardware_flop_per_s_per_device"] / TERA,
         "memory_gib_per_device": out["memory_bytes_per_device"] / GIB,
         "fits_in_memory": out["fits_in_memory"],
+        "offloaded_gib_per_device": out["offloaded_bytes_per_device"] / GIB,
         "goodput": out["goodput"],
         "grid_factor": out["grid_factor"],
         "train_time_days": out["train_time_s"] / SECONDS_PER_DAY,

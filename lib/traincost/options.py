@@ -248,7 +248,9 @@ INPUTS = (
        "expert parallel (carved out of data parallel)"),
     _o("vpp", "layout", "ParallelConfig", "int", "-", "virtual pipeline stages per device"),
     _o("zero", "layout", "ParallelConfig", "int", "-", "ZeRO stage", choices=(0, 1, 2, 3)),
-    _o("recompute", "layout", "ParallelConfig", "choice", "-", "activation recomputation",
+    _o("recompute", "layout", "ParallelConfig", "choice", "-",
+       "activation recomputation, or offload (none recomputed, activations moved to host "
+       "memory and back over the host link; asked for, never searched)",
        choices=RECOMPUTE_MODES),
     _o("precision", "layout", "Stack", "choice", "-",
        "precision of the peak MFU is measured against (default bf16/fp16)",

@@ -409,6 +409,38 @@ def recompute_time(forward_s, core_s, full, selective, matmul_s=0.0, elementwise
         selective, np.where(np.isnan(recompute_matmul_share), core_s, op), 0.0))
 
 
+def offload_exposed_time(layer_bytes, host_bytes_per_s, forward_s, backward_s):
+    """What moving a layer's activations to host memory and back adds to its work. [s]
+
+    Under activation offload (recompute code ``offload``) each layer's saved activations go
+    to the host after its forward and come back before its backward, on the copy engines
+    beside the compute and double-buffered (Megatron-Core / TransformerEngine CPU
+    offloading): the copy out of layer i runs under layer i+1's forward, the copy back
+    under layer i+1's backward. Each copy takes ``c = bytes / host rate`` and shows where
+    it outlasts the compute it hides behind:
+    ``max(0, c - t_fwd) + max(0, c - t_bwd)``.
+
+    Parameters
+    ----------
+    layer_bytes : float or array
+        One layer's activations for one micro-batch on one device. [bytes]
+    host_bytes_per_s : float or array
+        The device's achieved copy rate to host memory, each direction. [bytes/s]
+    forward_s, backward_s : float or array
+        The layer's forward and backward time for that micro-batch. [s]
+
+    Examples
+    --------
+    3 GB at 50 GB/s takes 60 ms each way; behind a 40 ms forward 20 ms shows, behind an
+    80 ms backward nothing:
+
+    >>> round(float(offload_exposed_time(3e9, 50e9, 0.040, 0.080)), 6)
+    0.02
+    """
+    copy = layer_bytes / host_bytes_per_s
+    return np.maximum(copy - forward_s, 0.0) + np.maximum(copy - backward_s, 0.0)
+
+
 def training_work(forward_s, backward_extra_s, recompute_s, frozen_matmul_s=0.0):
     """Forward, backward and recompute time of one layer for one micro-batch. [s]
 

@@ -40,8 +40,8 @@ import pandas as pd
 
 from . import catalog, layout, options
 from .assumptions import DEFAULT, Assumptions
-from .assemble import (Inputs, as_accelerator, check_fp8_activations, columns, fixed_knobs,
-                       framework_knobs, job_inputs, site_knobs, system)
+from .assemble import (Inputs, as_accelerator, check_fp8_activations, check_offload, columns,
+                       fixed_knobs, framework_knobs, job_inputs, site_knobs, system)
 from .inputs import (Accelerator, Job, ParallelConfig, Site, Stack, System, Workload,
                      _check_number)
 from .model import evaluate, report_units
@@ -419,6 +419,7 @@ def _groups(accs, devices, spec: Inputs, fixed, precision, space,
             if base is None:
                 base = system(acc, devices[0], **knobs)     # raises for a cap it cannot take
             check_fp8_activations(spec.stack, prec)     # the FP8 recipe needs fp8
+            check_offload(acc, fixed.get("recompute"))  # offload needs a published host link
         except ValueError as exc:
             errors.append(exc)
             notes.append(f"left out: {exc}")
@@ -440,7 +441,7 @@ def _groups(accs, devices, spec: Inputs, fixed, precision, space,
                        or (int(c) not in allowed if allowed is not None else int(c) < 1)]
                 if bad or not len(choices):
                     raise ValueError(f"space: {k} choices {list(choices)!r} must be whole "
-                                     "numbers >= 1 (zero 0-3, recompute codes 0-2, "
+                                     "numbers >= 1 (zero 0-3, recompute codes 0-3, "
                                      "cross_site codes 0-1)")
                 if fixed.get(k) is None:
                     sp[k] = sorted({int(c) for c in choices})

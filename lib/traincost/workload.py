@@ -255,7 +255,8 @@ def flop_per_token(layer_matmul_active, vocab, hidden, attention_core_flop, reco
     attention_core_flop : float or array
         Forward attention-core FLOP per token, all layers. [FLOP]
     recompute_code : int or array
-        0 none, 1 selective, 2 full (see ``RECOMPUTE_CODES``). [-]
+        0 none, 1 selective, 2 full, 3 offload (recomputes nothing; see
+        ``RECOMPUTE_CODES``). [-]
     frozen_weights : bool or array
         The weights are frozen (LoRA): the backward computes no weight gradients. [-]
     recompute_matmul_share : float or array
@@ -319,6 +320,6 @@ def odd_matmul_recompute_share(hidden, heads, kv_heads, head_dim, ffn_hidden, ga
 
 
 #: integer codes of the recompute modes, so that arrays of layouts can hold them
-RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
+RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2, "offload": 3}
 #: the recompute mode each code stands for (the inverse of :data:`RECOMPUTE_CODES`)
 CODE_TO_RECOMPUTE = {v: k for k, v in RECOMPUTE_CODES.items()}

@@ -12,8 +12,8 @@ import ipywidgets as widgets
 from .. import explore, plotting
 from ..units import GIGA
 from .kit import (MICRO_BATCH_CHOICES, TP_CHOICES, accelerator_dropdown, cards, int_text,
-                  message_html, model_dropdown, png, recompute_buttons, Refresher, selection, sig,
-                  zero_buttons)
+                  message_html, model_dropdown, png, recompute_buttons, recompute_words,
+                  Refresher, selection, sig, zero_buttons)
 
 
 def memory_summary_html(est, smallest: int | None, flop_parts: dict) -> str:
@@ -33,7 +33,8 @@ def memory_summary_html(est, smallest: int | None, flop_parts: dict) -> str:
             f"<p style='font-size:90%;color:#333'>{html.escape(d['workload'])} on "
             f"{d['devices']} × {html.escape(d['accelerator'])}: tp {p['tp']} × pp {p['pp']} × "
             f"dp {p['dp']}, micro-batch {p['micro_batch']}, ZeRO-{p['zero']}, "
-            f"{p['recompute']} recompute. Recompute adds {sig(100 * extra)} % to the model's "
+            f"{recompute_words(p['recompute'], d['offloaded_gib_per_device'])}. Recompute "
+            f"adds {sig(100 * extra)} % to the model's "
             "FLOP per token. <i>Fewest devices that fit</i>: the same ZeRO stage, recompute "
             "and micro-batch, with tp and pp chosen for each count (powers of two up to "
             f"{explore.DEVICE_COUNTS[-1]}).</p>")

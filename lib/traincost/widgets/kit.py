@@ -20,6 +20,7 @@ import os
 import ipywidgets as widgets
 
 from .. import catalog, explore, plotting
+from ..choices import RECOMPUTE_MODES
 from ..formatting import sig  # noqa: F401 - the kit's formatting, re-exported
 from ..units import GIGA
 
@@ -47,7 +48,15 @@ TP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
 MICRO_BATCH_CHOICES = (1, 2, 4, 8, 16)
 ZERO_CHOICES = (("0 (off)", 0), ("1 (optimizer)", 1), ("2 (+ gradients)", 2),
                 ("3 (+ weights)", 3))
-RECOMPUTE_CHOICES = ("none", "selective", "full")
+RECOMPUTE_CHOICES = RECOMPUTE_MODES      # offload: to host memory, in place of recompute
+
+
+def recompute_words(mode: str, offloaded_gib: float = 0.0) -> str:
+    """A recompute mode in a sentence: ``selective recompute``, or for ``offload`` the
+    activations offloaded to host memory [GiB]."""
+    if mode == "offload":
+        return f"activations offloaded to host memory ({sig(offloaded_gib)} GiB per device)"
+    return f"{mode} recompute"
 
 
 # --------------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ from ..inputs import (ATTENTION_KERNELS, ELEMENTWISE_MODES, OPTIMIZER_STATES, OV
                       parse_overlap)
 from .kit import (MICRO_BATCH_CHOICES, STYLE, TP_CHOICES, accelerator_dropdown, cards,
                   caveats_html, check_choice, clears, int_text, model_dropdown, png,
-                  recompute_buttons, Refresher, selection, sig, wide, zero_buttons)
+                  recompute_buttons, recompute_words, Refresher, selection, sig, wide,
+                  zero_buttons)
 
 
 def derived_dp(devices, tp, pp) -> str:
@@ -43,12 +44,13 @@ def layout_summary_html(result: dict) -> str:
              ("Training time", f"{sig(result['train_time_days'])} days")]
     warn = "" if result["fits_in_memory"] else (
         "<p style='color:#D55E00'><b>Does not fit in memory</b>: the memory bar passes the "
-        "dashed line. Try a higher ZeRO stage, more recompute, a smaller micro-batch or "
-        "more tp/pp.</p>")
+        "dashed line. Try a higher ZeRO stage, more recompute or offload, a smaller "
+        "micro-batch or more tp/pp.</p>")
     return (cards(cells) +
             f"<p style='font-size:90%;color:#333'>tp {p['tp']} × pp {p['pp']} × dp {p['dp']} "
             f"(vpp {p['vpp']}), micro-batch {p['micro_batch']}, {p['num_microbatches']} "
-            f"micro-batches per step, ZeRO-{p['zero']}, {p['recompute']} recompute, "
+            f"micro-batches per step, ZeRO-{p['zero']}, "
+            f"{recompute_words(p['recompute'], result['offloaded_gib_per_device'])}, "
             f"{attention_label(result['stack'])} attention; "
             f"{sig(result['tokens_per_s'])} tokens/s.</p>" + warn + caveats_html(result))
 
