@@ -106,6 +106,9 @@ def server(tmp_path_factory):
     nb_settings = root / ".lab-settings" / "@jupyterlab" / "notebook-extension"
     nb_settings.mkdir(parents=True)
     (nb_settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
+    # the server configuration the README's quick start and Binder use (binder/jupyter-config):
+    # Voila typesets LaTeX with its bundled MathJax, not a CDN's
+    env["JUPYTER_CONFIG_PATH"] = str(REPO / "binder" / "jupyter-config")
     log = open(root / "server.log", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "jupyter", "lab", "--allow-root", "--no-browser",

@@ -203,3 +203,25 @@ def test_no_kernel_outlives_its_test(server):
                                  headers={"Authorization": f"token {TOKEN}"})
     with urllib.request.urlopen(req, timeout=15) as r:
         assert json.load(r) == []
+
+
+def test_voila_renders_latex_offline(page, server):
+    """Issue 26: LaTeX in Voila without a network. Every request off 127.0.0.1 is refused,
+    so a MathJax fetched from a CDN would leave the TeX as text; notebook 08's formulas
+    ($y = \\mathrm{relu}(x W_1) W_2$ and others) must come out typeset by the bundled MathJax."""
+    refused = []
+
+    def local_only(route):
+        if route.request.url.startswith(server):
+            route.continue_()
+        else:
+            refused.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", local_only)
+    page.goto(f"{server}/voila/render/08-measure-your-own-run.ipynb?token={TOKEN}")
+    page.wait_for_selector(".jupyter-widgets", state="attached", timeout=120_000)
+    page.wait_for_selector("mjx-container", state="attached", timeout=60_000)
+    assert page.locator("mjx-container").count() >= 5
+    assert page.locator("text=\\mathrm{relu}").count() == 0      # no TeX left as text
+    assert page.locator("text=Traceback").count() == 0
