@@ -441,16 +441,18 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
     fixed = site_knobs(framework_knobs(fixed_knobs(**layout_given, parallel=parallel),
                                        spec.stack), sys_.sites, spec)
     open_knobs = tuple(k for k, val in fixed.items() if val is None)
-    if not open_knobs:
-        lay = {k: np.asarray([v]) for k, v in fixed.items()}
-        layout.check({**layout.arch_columns(spec, devices, sys_.sites),
-                      **{k: int(v[0]) for k, v in lay.items()}})
+    few = _few_valid_layouts(fixed, spec, sys_) if open_knobs else None
+    if not open_knobs or few is not None:
+        lay = few or {k: np.asarray([v]) for k, v in fixed.items()}
+        evaluated = len(next(iter(lay.values())))
+        if few is None:
+            layout.check({**layout.arch_columns(spec, devices, sys_.sites),
+                          **{k: int(v[0]) for k, v in lay.items()}})
         with np.errstate(divide="ignore", invalid="ignore"):
             out = evaluate(columns(sys_, spec, precision, lay, assumptions), assumptions)
-        _chosen_row(out, 1, devices, acc)               # raises for an unknown link
-        values = _scalarise(out, 0)
-        chosen = {k: layout.knob_value(k, v[0]) for k, v in lay.items()}
-        evaluated = 1
+        i = _chosen_row(out, evaluated, devices, acc)   # raises for an unknown link
+        values = _scalarise(out, i)
+        chosen = {k: layout.knob_value(k, v[i]) for k, v in lay.items()}
     else:
         # the fastest layout that fits (headroom 0: fits_in_memory's own test), else the one
         # needing the least memory, with its outputs as the search evaluated them; search
@@ -473,6 +475,33 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
         est = replace(est, intervals=intervals(est, seed=int(seed)),
                       sensitivity=sensitivity(est, seed=int(seed)))
     return est
+
+
+#: the most candidate layouts an estimate walks itself (an implementation bound, not a model
+#: input): beyond it a search walks them
+_DIRECT_LAYOUTS = 64
+
+
+def _few_valid_layouts(fixed: dict, spec, sys_: System) -> dict | None:
+    """The valid layouts, as arrays of knob codes, when the knobs left open span a few
+    (tp and pp given: cp, ep and vpp), else None.
+
+    The estimate evaluates them directly and reports the one a search would
+    (:func:`_chosen_row`: the fastest that fits, else the least memory), without a
+    search's tables (issue 26: a fraction of the time); with more, or none valid, the
+    search decides (and names the rule broken when none is valid)."""
+    sp = layout.candidate_space(fixed, heads=spec.workload.heads, layers=spec.workload.layers,
+                                experts=spec.workload.experts, devices=sys_.devices,
+                                domain=sys_.domain_devices, global_batch=spec.job.global_batch,
+                                seq_len=spec.job.seq_len, sites=sys_.sites)
+    size = layout.space_size(sp)
+    if size > _DIRECT_LAYOUTS:
+        return None
+    lay = layout.candidate_chunk(sp, 0, size)
+    ok = layout.valid({**layout.arch_columns(spec, sys_.devices, sys_.sites), **lay})
+    if not ok.any():
+        return None
+    return {k: v[ok] for k, v in lay.items()}
 
 
 def _system(accelerator, devices, sys_: System | None, knobs: dict) -> System:
