@@ -189,6 +189,14 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   only Megatron-DeepSpeed on Intel's refit (1.041 -> 1.077) moves the 374 valid Gaudi 2
   and Gaudi 3 rows (-3.2% to +0.3%, median -2.1%), estimate[6] 49.11 -> 48.10 s, with the
   validation's Megatron and Gaudi cases.
+- activation offload (recompute "offload", issue 21): the sweep and the estimates gain an
+  output column each (offloaded_gib_per_device, 0 for every layout here: offload is never
+  searched; the estimates' host_memory_gib_per_device); no number moves.
+- torchtitan's 4D Llama 3.1 405B rows read as the caption states them (1F1B, local batch 8
+  split into pipeline-degree micro-batches: vpp 1, micro-batch 1, global batch 64 and 8):
+  the 32k row leaves the model gaps and joins torchtitan's fit (0.963 -> 0.965), so the
+  validation's torchtitan cases move (about +0.2%) and an estimate's accuracy note (H100
+  leave-one-out 4.66 -> 4.65%); no sweep row names torchtitan, none moves.
 """
 
 from __future__ import annotations
