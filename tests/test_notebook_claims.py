@@ -1,4 +1,4 @@
-"""The numbers notebook 07's prose quotes from the model agree with the model (issue 26).
+"""The numbers notebooks' prose quotes from the model agree with the model (issue 26).
 
 Each test reads a sentence of the notebook's Markdown, takes the figures it quotes, and
 computes the same figures from the validation (``validate.compare_published``,
@@ -16,18 +16,23 @@ from pathlib import Path
 
 import pytest
 
+import traincost
 from traincost import catalog, validate
 from traincost.assumptions import DEFAULT
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "07-validation.ipynb"
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def markdown(name: str) -> str:
+    """A notebook's Markdown, soft breaks and indentation joined into single spaces."""
+    cells = json.loads((NOTEBOOKS / name).read_text())["cells"]
+    text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return re.sub(r"\s+", " ", text)
 
 
 @pytest.fixture(scope="module")
 def prose() -> str:
-    """The notebook's Markdown, one line per source line, soft breaks joined."""
-    cells = json.loads(NOTEBOOK.read_text())["cells"]
-    text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
-    return re.sub(r"\s+", " ", text)
+    return markdown("07-validation.ipynb")
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +44,7 @@ def quoted(prose: str, pattern: str) -> tuple:
     """The groups of ``pattern`` in the prose, as floats (thousands separators dropped);
     fails naming the pattern where the sentence is gone."""
     m = re.search(pattern, prose)
-    assert m, f"notebook 07 no longer says: {pattern}"
+    assert m, f"the text no longer says: {pattern}"
     return tuple(float(g.replace(",", "")) for g in m.groups())
 
 
@@ -170,3 +175,19 @@ def test_model_gap_texts_quote_the_model(table):
     assert round(100 * float(predicted("llama3-405b-16384-cp16")["mfu"])) == pick
     assert round(100 * float(predicted("llama3-405b-16384-cp16", recompute="full")["mfu"])) \
         == full
+
+
+def test_notebook_02_recompute_costs():
+    """Notebook 02: what selective (torchtitan's per-operator policy) and full recomputation
+    add to the FLOP per token of Llama 3 8B at 8,192 tokens."""
+    text = markdown("02-flops-and-memory.ipynb")
+    (op,) = quoted(text, r"less memory for about (\d+)% more FLOP on Llama 3 8B at 8,192 tokens")
+    assert "full recomputation costs about a third more" in text
+
+    def extra(**kw):
+        r = traincost.estimate(accelerator="h100-sxm5-80gb", devices=8, model="llama3.1-8b",
+                               global_batch=64, seq_len=8192, **kw).report
+        return float(r["hardware_flop_per_token"]) / float(r["model_flop_per_token"]) - 1
+
+    assert round(100 * extra(recompute="selective", framework="torchtitan")) == op
+    assert 0.28 <= extra(recompute="full") <= 0.38                 # "about a third"
