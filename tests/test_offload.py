@@ -114,3 +114,22 @@ def test_the_cli_refuses_offload_where_the_host_link_is_unpublished(capsys):
                         "llama2-7b", "--global-batch", "64", "--recompute", "offload"], capsys)
     assert rc == 2
     assert err.strip().count("\n") == 0 and "recompute: offload needs tpu-v5p" in err
+
+
+def test_a_comparison_keeps_the_devices_that_can_offload(capsys):
+    """compare: a device that cannot offload is a row with its reason, not a crash; the
+    others are estimated (the table printed a layout and 'fits yes' for it, then crashed)."""
+    from clihelpers import run
+    rc, out, err = run(["compare", "--accelerators", "h100-sxm5-80gb,tpu-v5p", "--devices",
+                        "64", "--model", "llama2-70b", "--global-batch", "256", "--tp", "8",
+                        "--pp", "1", "--zero", "3", "--micro-batch", "1", "--recompute",
+                        "offload"], capsys)
+    assert rc == 0, err
+    h100 = next(line for line in out.splitlines() if line.startswith("h100-sxm5-80gb"))
+    tpu = next(line for line in out.splitlines() if line.startswith("tpu-v5p"))
+    assert " offl " in h100 and " yes " in h100
+    assert " - " in tpu and " n/a " in tpu and " yes " not in tpu
+    notes = traincost.compare(accelerators=["h100-sxm5-80gb", "tpu-v5p"], devices=64,
+                              model="llama2-70b", global_batch=256, tp=8, pp=1, zero=3,
+                              micro_batch=1, recompute="offload")["note"]
+    assert notes["tpu-v5p"].startswith("recompute: offload needs tpu-v5p")

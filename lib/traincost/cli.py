@@ -149,7 +149,10 @@ def _offloaded_text(d: dict) -> str:
 def _layout_text(r) -> str:
     """A layout in a table cell: tp, pp and dp, then cp, ep and vpp where above 1, then the
     ZeRO stage, micro-batch and recompute (``tp2 pp4 dp8 z1 b2 sel``: selective; ``none``,
-    ``full``, ``offl``: activation offload)."""
+    ``full``, ``offl``: activation offload); ``-`` for a row with no layout (an accelerator
+    a comparison could not estimate, its reason in the note column)."""
+    if any(r.get(k) is None or r.get(k) != r.get(k) for k in ("tp", "pp", "dp")):
+        return "-"
     extra = "".join(f" {k}{int(r[k])}" for k in ("cp", "ep", "vpp") if int(r.get(k, 1)) > 1)
     return (f"tp{int(r['tp'])} pp{int(r['pp'])} dp{int(r['dp'])}{extra} z{int(r['zero'])} "
             f"b{int(r['micro_batch'])} {_RECOMPUTE_SHORT.get(str(r['recompute']), r['recompute'])}")

@@ -48,11 +48,15 @@ def cell(value, kind: str = "sig") -> str:
 
     >>> cell(366012.7, "usd"), cell(0.54071, "pct"), cell(-3.4582, "signed"), cell(True, "bool")
     ('366,000', '54.1%', '-3.5%', 'yes')
+    >>> cell(float("nan"), "bool"), cell(None, "bool")      # a row with no estimate
+    ('n/a', 'n/a')
     """
     if kind == "text":
         return "" if value is None or (isinstance(value, float) and math.isnan(value)) \
             else str(value)
     if kind == "bool":
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return "n/a"
         return "yes" if bool(value) else "no"
     if kind == "int":
         try:
