@@ -197,6 +197,9 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   the 32k row leaves the model gaps and joins torchtitan's fit (0.963 -> 0.965), so the
   validation's torchtitan cases move (about +0.2%) and an estimate's accuracy note (H100
   leave-one-out 4.66 -> 4.65%); no sweep row names torchtitan, none moves.
+- MaxText's 128-GPU A3 run read as hybrid sharding (shard_group 8: FSDP inside each VM,
+  data parallel across the 16): only its validation case moves (+43.8% -> +5.7%, full
+  recompute chosen where selective no longer fits), with the throughput family's summary.
 """
 
 from __future__ import annotations
