@@ -133,3 +133,25 @@ def test_a_comparison_keeps_the_devices_that_can_offload(capsys):
                               model="llama2-70b", global_batch=256, tp=8, pp=1, zero=3,
                               micro_batch=1, recompute="offload")["note"]
     assert notes["tpu-v5p"].startswith("recompute: offload needs tpu-v5p")
+
+
+def test_a_search_counts_host_memory_for_offloading_layouts():
+    """An offloading layout whose host share is too small does not fit, in a search as in an
+    estimate: an H100 with 1 GB of host memory cannot hold Llama 2 70B's offloaded
+    activations (10.8 GiB a device at tp 8, micro-batch 1, 4,096 tokens)."""
+    import dataclasses
+
+    from traincost import catalog
+    small = dataclasses.replace(catalog.accelerator("h100-sxm5-80gb"), host_memory_bytes=1e9)
+    kw = dict(devices=64, model="llama2-70b", global_batch=512, tp=8, pp=1, zero=3,
+              micro_batch=1, recompute="offload")
+    assert not traincost.estimate(accelerator=small, **kw).fits_in_memory
+    assert traincost.estimate(accelerator="h100-sxm5-80gb", **kw).fits_in_memory
+    res = traincost.search(accelerators=[small], devices=[64], model="llama2-70b",
+                           global_batch=512, tp=8, pp=1, zero=3, micro_batch=1,
+                           space={"recompute": [3]})
+    assert res.layouts_evaluated > 0 and res.layouts_fit == 0
+    res = traincost.search(accelerators=["h100-sxm5-80gb"], devices=[64], model="llama2-70b",
+                           global_batch=512, tp=8, pp=1, zero=3, micro_batch=1,
+                           space={"recompute": [3]})
+    assert res.layouts_fit > 0

@@ -613,6 +613,9 @@ def _scan_chunk(scan, g, gi, spec, lay, index, fill, limits, assumptions) -> Non
     known = np.isfinite(rec["step_time_s"])
     hbm = g.system.accelerator.hbm_bytes
     fit = known & (np.asarray(out["memory_bytes_per_device"]) <= fill * hbm)
+    # activation offload: what a layout moves to the host must fit there too
+    host = np.asarray(out["offloaded_bytes_per_device"])
+    fit = fit & ((host <= 0) | (host <= g.system.accelerator.host_memory_bytes))
     feasible = fit
     for col, limit in _CONSTRAINED.items():
         if limits[limit] is not None:
