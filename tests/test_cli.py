@@ -1,6 +1,7 @@
 """The CLI contract of DESIGN.md: JSON keys, exit codes, one-line errors."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -237,3 +238,19 @@ def test_validate_offers_every_family_it_reports(capsys):
     rc, out, _ = run(["validate", "--family", "memory"], capsys)
     rows = [x.split() for x in out.splitlines() if x.startswith("tt-")]
     assert rc == 0 and rows and all(r[1] == "memory_gib_per_device" for r in rows)
+
+
+@pytest.mark.parametrize("args", [
+    ["compare", "--accelerators", "h100-sxm5-80gb,tpu-v5p", "--devices", "64", "--model",
+     "llama2-70b", "--global-batch", "256", "--tp", "8", "--pp", "1", "--zero", "3",
+     "--micro-batch", "1", "--recompute", "offload", "--wide"],
+    ["catalog", "accelerators", "--wide"],
+])
+def test_wide_tables_keep_the_number_format(args, capsys):
+    """--wide prints every column in the main tables' format (issue 26: one number format):
+    thousands separators, no exponent (969,000 USD, not 9.69e+05), yes/no, and n/a where a
+    row has no value (the TPU that cannot offload), never pandas' NaN or <NA>."""
+    rc, out, err = run(args, capsys)
+    assert rc == 0, err
+    assert not re.search(r"\de[+-]\d", out), out[:500]
+    assert "NaN" not in out and "<NA>" not in out and "True" not in out

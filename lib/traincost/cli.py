@@ -19,7 +19,7 @@ import pandas as pd
 
 from . import __version__, catalog, options
 from .estimate import attention_label, compare, estimate
-from .formatting import TABLE_WIDTH, sig, text_table
+from .formatting import TABLE_WIDTH, sig, text_table, wide_text
 from .units import GIB, GIGA, TERA
 
 EXIT_USAGE = 2
@@ -471,7 +471,7 @@ def _validate(args) -> None:
         shown.insert(shown.columns.get_loc("status") + 1, "gap",
                      np.where(table["model_gap"].astype(bool), "gap", ""))
         if args.wide:
-            print(shown.to_string(index=False))
+            print(wide_text(shown, index=False))
         else:
             print(text_table(shown.to_dict(orient="records"), _VALIDATE_COLUMNS,
                              squeeze=("layout", "metric")))
@@ -480,7 +480,7 @@ def _validate(args) -> None:
               "  summarised apart below; `traincost validate --case ID` says why")
         print()
         if args.wide:
-            print(summ.to_string())
+            print(wide_text(summ))
         else:
             print(text_table(summ.reset_index().to_dict(orient="records"), _SUMMARY_COLUMNS,
                              squeeze="worst_case"))
@@ -657,9 +657,8 @@ def _search(args) -> None:
     if not len(res.top):
         print("  none")
     elif args.wide:
-        with pd.option_context("display.width", 250, "display.max_columns", 30,
-                               "display.float_format", "{:,.4g}".format):
-            print(res.top[[*_SEARCH_SHOWN, *banded]].to_string(index=False))
+        with pd.option_context("display.width", 250, "display.max_columns", 30):
+            print(wide_text(res.top[[*_SEARCH_SHOWN, *banded]], index=False))
     else:
         rows = res.top.to_dict(orient="records")
         cols = list(_SEARCH_COLUMNS)
@@ -719,9 +718,8 @@ def _run(args) -> int:
             if args.json:
                 print(json.dumps(_clean(df.reset_index().to_dict(orient="records")), indent=2))
             elif args.wide:
-                with pd.option_context("display.width", 200, "display.max_columns", 60,
-                                       "display.float_format", "{:,.4g}".format):
-                    print(df.to_string())
+                with pd.option_context("display.width", 250, "display.max_columns", 60):
+                    print(wide_text(df))
             else:
                 rows = df.reset_index().to_dict(orient="records")
                 cols = list(_COMPARE_COLUMNS)
@@ -744,7 +742,7 @@ def _run(args) -> int:
             elif args.wide:
                 with pd.option_context("display.width", 250, "display.max_columns", 30,
                                        "display.max_colwidth", 60, "display.max_rows", 1000):
-                    print(df.to_string())
+                    print(wide_text(df))
             else:
                 cols = _CATALOG_COLUMNS[args.table]
                 print(text_table(_catalog_rows(args.table, df), cols,

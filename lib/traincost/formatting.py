@@ -8,6 +8,7 @@ for the command line and the widgets alike (no ``3.756e+05`` beside ``2,877,873`
 from __future__ import annotations
 
 import math
+import numbers
 
 
 def _finite(value) -> float | None:
@@ -69,6 +70,37 @@ def cell(value, kind: str = "sig") -> str:
             return "n/a"
         return f"{100 * x:.1f}%" if kind == "pct" else f"{x:+.1f}%"
     return sig(value, 4 if kind == "usd" else 3)
+
+
+def wide_cell(value, usd: bool = False) -> str:
+    """One cell of a ``--wide`` table, whatever its column holds: yes/no, a whole number
+    with separators, a number as :func:`sig` writes it (dollars to 4 figures), ``n/a`` for a
+    missing value, else the text.
+
+    >>> wide_cell(True), wide_cell(64), wide_cell(968712.4, usd=True), wide_cell(None)
+    ('yes', '64', '968,700', 'n/a')
+    """
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return "yes" if value else "no"
+    if value is None or type(value).__name__ == "NAType":
+        return "n/a"
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):,}"
+    if isinstance(value, numbers.Real):
+        return sig(value, 4 if usd else 3)
+    return str(value)
+
+
+def wide_text(df, index: bool = True) -> str:
+    """A table as ``--wide`` prints it: every column, each cell as :func:`wide_cell` writes
+    it, the main tables' number format (significant figures with thousands separators,
+    never an exponent: issue 26's one number format), columns named ``*usd*`` in dollars
+    to 4 figures."""
+    shown = df.copy().astype(object)
+    for col in shown.columns:
+        usd = "usd" in str(col)
+        shown[col] = [wide_cell(v, usd) for v in df[col].tolist()]
+    return shown.to_string(index=index)
 
 
 def text_table(rows, columns, width: int = TABLE_WIDTH, squeeze=None) -> str:
