@@ -14,7 +14,7 @@ from typing import Callable
 from . import catalog, comm
 from .assemble import eager_elementwise
 from .inputs import FUSED_ATTENTION_KERNELS
-from .units import GIB
+from .units import GIB, GIGA
 from .workload import last_stage_excess
 
 
@@ -270,7 +270,7 @@ def _offload_says(est) -> str:
             "per device sit "
             f"in host memory ({acc.host_memory_bytes / GIB:.3g} GiB per device in the "
             f"reference system), copied out after each layer's forward and back before its "
-            f"backward at {acc.host_link_bytes_per_s * a.host_copy_efficiency / 1e9:.3g} GB/s "
+            f"backward at {acc.host_link_bytes_per_s * a.host_copy_efficiency / GIGA:.3g} GB/s "
             "each way (the host link's line rate x the measured "
             f"{a.host_copy_efficiency:g} of pinned copies), where the copy outlasts the "
             "compute it hides behind, the step shows it. Each device is taken to have its "

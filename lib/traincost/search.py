@@ -612,10 +612,10 @@ def _scan_chunk(scan, g, gi, spec, lay, index, fill, limits, assumptions) -> Non
         rec.update({_SI + k: np.broadcast_to(np.asarray(v), (n,)) for k, v in out.items()})
     known = np.isfinite(rec["step_time_s"])
     hbm = g.system.accelerator.hbm_bytes
-    fit = known & (np.asarray(out["memory_bytes_per_device"]) <= fill * hbm)
-    # activation offload: what a layout moves to the host must fit there too
-    host = np.asarray(out["offloaded_bytes_per_device"])
-    fit = fit & ((host <= 0) | (host <= g.system.accelerator.host_memory_bytes))
+    # within the headroom, and the model's own fit test besides (which also holds what
+    # activation offload moves to the host against the host memory)
+    fit = known & (np.asarray(out["memory_bytes_per_device"]) <= fill * hbm) \
+        & np.asarray(out["fits_in_memory"], dtype=bool)
     feasible = fit
     for col, limit in _CONSTRAINED.items():
         if limits[limit] is not None:
