@@ -57,6 +57,66 @@ def test_grid_intensity_from_codecarbon():
     assert catalog.grid_intensity("fra")[0] == catalog.grid_intensity("FRA")[0]
 
 
+def test_a_cloud_region_reads_codecarbons_table():
+    # CodeCarbon's cloud/impact.csv gives Google's europe-west1 (St. Ghislain, Belgium) 122
+    # gCO2e/kWh, from Google's region-carbon page (the file's first cell carries a BOM)
+    g, source = catalog.grid_intensity("gcp:europe-west1")
+    assert g == 122.0
+    assert "cloud.google.com/sustainability/region-carbon" in source
+    assert catalog.regions().loc["gcp:europe-west1", "name"] == \
+        "Google Cloud Platform europe-west1 (St. Ghislain, Belgium)"
+
+
+def test_codecarbon_files_are_the_ones_codecarbon_reads():
+    """traincost reads CodeCarbon's data files directly (no import of CodeCarbon or
+    pandas for a grid lookup); the paths must stay CodeCarbon's own."""
+    from codecarbon.input import DataSource
+    cfg = DataSource().config
+    assert catalog.CODECARBON_FILES == {
+        "carbon_intensity_per_source": cfg["carbon_intensity_per_source_path"],
+        "global_energy_mix": cfg["global_energy_mix_data_path"],
+        "usa_emissions": cfg["usa_emissions_data_path"],
+        "cloud_emissions": cfg["cloud_emissions_path"]}
+    ds = DataSource()
+    assert catalog.grid_intensity("DEU")[0] == \
+        float(ds.get_global_energy_mix_data()["DEU"]["carbon_intensity"])
+
+
+def test_an_estimate_imports_neither_pandas_nor_codecarbon():
+    """Issue 26: importing pandas and CodeCarbon cost a CLI estimate about 0.6 s of CPU
+    before any arithmetic; an estimate, its layout search, a cloud region and a start date
+    need neither (tables are built, with pandas, only where a table is asked for)."""
+    import subprocess
+    import sys
+    code = ("import contextlib, io, sys\n"
+            "from traincost import cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    rc = cli.main(['estimate', '--accelerator', 'h100-sxm5-80gb', '--devices',\n"
+            "                   '64', '--model', 'llama3.1-70b', '--global-batch', '256',\n"
+            "                   '--region', 'aws:us-east-1', '--start', '2025-03-01'])\n"
+            "print(rc, [m for m in ('pandas', 'codecarbon') if m in sys.modules])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["0", "[]"]
+
+
+def test_records_read_what_read_table_reads():
+    """The catalog's lookups read rows as dicts (:func:`catalog.records`, no pandas); each
+    cell must be what pandas reads: NaN where empty, the same number or text."""
+    for name in ("accelerators", "models", "frameworks", "published_runs", "pue", "water",
+                 "embodied", "cloud_regions", "grid_monthly", "input_ranges", "mfu_bands"):
+        table = catalog.read_table(name).to_dict("records")
+        rows = catalog.records(name)
+        assert len(rows) == len(table), name
+        for got, want in zip(rows, table):
+            assert got.keys() == want.keys(), name
+            for col, value in want.items():
+                if isinstance(value, float) and math.isnan(value):
+                    assert isinstance(got[col], float) and math.isnan(got[col]), (name, col)
+                else:
+                    assert got[col] == value, (name, col, got[col], value)
+
+
 def test_aws_region_maps_to_a_location():
     regions = catalog.regions()
     aws = [r for r in regions.index if r.startswith("aws:")]
@@ -200,6 +260,21 @@ def test_a_file_pandas_cannot_parse_is_named(tmp_path, monkeypatch):
             return tmp_path
     monkeypatch.setattr(catalog, "resources", _Files)
     with pytest.raises(ValueError, match=r"^data/models.csv: "):
+        catalog.read_table("models")
+
+
+def test_a_row_with_too_few_cells_is_named(tmp_path, monkeypatch):
+    """pandas pads a short row with NaN; the catalog names it instead."""
+    catalog.schema()
+    (tmp_path / "models.csv").write_text("id,name\nllama,Llama\ngpt\n")
+
+    class _Files:
+        @staticmethod
+        def files(package):
+            return tmp_path
+    monkeypatch.setattr(catalog, "resources", _Files)
+    with pytest.raises(ValueError, match=r"^data/models.csv line 3: 1 cells, the header "
+                                         r"has 2$"):
         catalog.read_table("models")
 
 

@@ -22,8 +22,10 @@ kept as ``prior``; :data:`PRIOR` holds all priors, :data:`DEFAULT` the fitted se
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:                       # pandas is imported where a table is built
+    import pandas as pd
 
 from .units import SECONDS_PER_DAY
 
@@ -532,6 +534,7 @@ def describe(assumptions: Assumptions = DEFAULT) -> pd.DataFrame:
     -------
     pandas.DataFrame indexed by assumption name.
     """
+    import pandas as pd
     try:
         from .calibration import CONSTANTS, DATA_VERSION, FIT_DATE
     except ImportError:

@@ -7,16 +7,22 @@
 * grid carbon intensity from the data CodeCarbon ships (offline): countries (Ember/OWID
   via CodeCarbon), US states (EPA eGRID), Canadian provinces, Google Cloud regions; plus
   ``data/cloud_regions.csv`` mapping AWS and Azure regions to those locations.
+
+Lookups (:func:`accelerator`, :func:`model`, :func:`site`, ...) read rows as dicts
+(:func:`records`, the csv module; CodeCarbon's files by their paths, :data:`CODECARBON_FILES`),
+so an estimate imports neither pandas nor CodeCarbon; the tables (:func:`accelerators`,
+:func:`regions`, ...) are pandas DataFrames, built when asked for.
 """
 
 from __future__ import annotations
 
+import csv
 import functools
-import logging
+import importlib.util
+import json
 import math
 from importlib import resources
-
-import pandas as pd
+from pathlib import Path
 
 from . import calibration
 from .assumptions import DEFAULT
@@ -38,32 +44,50 @@ PROVIDER_OPERATOR = {"gcp": "google", "aws": "aws", "azure": "microsoft"}
 WORLD = "world"
 
 
-def _read_csv(name: str, **kw) -> pd.DataFrame:
-    """``data/<name>.csv`` parsed by pandas; a file pandas cannot parse is a ValueError
-    naming the file (pandas' own message names none)."""
+def _read_text(name: str) -> tuple[list[str], list[list[str]]]:
+    """``data/<name>.csv`` as its header and its rows, every cell as text (``''`` for
+    empty; blank lines skipped). A file that is not well-formed CSV, or a row with more or
+    fewer cells than the header, is a ValueError naming the file (and the line)."""
+    where = f"data/{name}.csv"
     try:
         with resources.files("traincost.data").joinpath(f"{name}.csv").open(
-                "r", encoding="utf-8") as f:
-            return pd.read_csv(f, **kw)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"data/{name}.csv: {first}") from None
+                "r", encoding="utf-8-sig", newline="") as f:
+            lines = [row for row in csv.reader(f, strict=True) if row]
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    if not lines:
+        raise ValueError(f"{where}: empty, no header")
+    header, rows = lines[0], lines[1:]
+    for i, row in enumerate(rows):
+        if len(row) != len(header):
+            raise ValueError(f"{where} line {i + 2}: {len(row)} cells, the header has "
+                             f"{len(header)}")
+    return header, rows
 
 
 @functools.cache
-def schema() -> pd.DataFrame:
+def _schema_text() -> tuple[list[str], list[list[str]]]:
+    return _read_text("schema")
+
+
+@functools.cache
+def schema():
     """``data/schema.csv``: one row per column of each table (dtype, required, range,
-    allowed values), every cell as text."""
-    return _read_csv("schema", dtype=str, keep_default_na=False)
+    allowed values), every cell as text (a pandas DataFrame)."""
+    import pandas as pd
+    header, rows = _schema_text()
+    return pd.DataFrame(rows, columns=header)
 
 
 @functools.cache
 def _schema_rows(name: str) -> tuple:
-    return tuple(r for r in schema().to_dict("records") if r["table"] == name)
+    header, rows = _schema_text()
+    return tuple(r for r in (dict(zip(header, row)) for row in rows) if r["table"] == name)
 
 
-def check_table(name: str, raw: pd.DataFrame) -> None:
-    """Check a table's cells (as text) against ``data/schema.csv``.
+def check_table(name: str, raw) -> None:
+    """Check a table's cells (as text: a DataFrame, :func:`read_raw_table`) against
+    ``data/schema.csv``.
 
     Raises ValueError for the first problem, naming the file, the row (its line in the
     file and its id) and the column: a missing or unknown column, an empty required cell,
@@ -76,21 +100,27 @@ def check_table(name: str, raw: pd.DataFrame) -> None:
     Traceback (most recent call last):
     ValueError: data/pue.csv line 2 (id 'google'), column pue: '1,1' is not a number
     """
+    _check(name, [str(c) for c in raw.columns],
+           [[str(v) for v in row] for row in raw.itertuples(index=False)])
+
+
+def _check(name: str, header: list, rows: list) -> None:
+    """:func:`check_table` on a header and rows of text cells."""
     spec = _schema_rows(name)
     if not spec:
         return
     where = f"data/{name}.csv"
     columns = [c["column"] for c in spec]
-    missing = [c for c in columns if c not in raw.columns]
-    extra = [c for c in raw.columns if c not in columns]
+    missing = [c for c in columns if c not in header]
+    extra = [c for c in header if c not in columns]
     if missing or extra:
         raise ValueError(f"{where}: column {(missing or extra)[0]!r} is "
                          f"{'missing' if missing else 'not in data/schema.csv'}")
-    cols = {c: [str(v).strip() for v in raw[c].tolist()] for c in columns}
-    ids = cols.get("id")
-    for i in range(len(raw)):
-        for c in spec:
-            problem = _cell_problem(cols[c["column"]][i], c)
+    at = [header.index(c["column"]) for c in spec]
+    ids = [row[header.index("id")].strip() for row in rows] if "id" in header else None
+    for i, row in enumerate(rows):
+        for c, j in zip(spec, at):
+            problem = _cell_problem(row[j].strip(), c)
             if problem:
                 ident = f" (id {ids[i]!r})" if ids else ""
                 raise ValueError(f"{where} line {i + 2}{ident}, column {c['column']}: "
@@ -127,16 +157,54 @@ def _cell_problem(cell: str, c: dict) -> str:
     return ""
 
 
-def read_raw_table(name: str) -> pd.DataFrame:
-    """``data/<name>.csv`` with every cell as text ('' for empty), unchecked."""
-    return _read_csv(name, dtype=str, keep_default_na=False)
+def read_raw_table(name: str):
+    """``data/<name>.csv`` with every cell as text ('' for empty), unchecked (a pandas
+    DataFrame)."""
+    import pandas as pd
+    header, rows = _read_text(name)
+    return pd.DataFrame(rows, columns=header)
 
 
-def read_table(name: str) -> pd.DataFrame:
+def read_table(name: str):
     """Read ``data/<name>.csv`` from the installed package, checked against
-    ``data/schema.csv`` first (:func:`check_table`). [-]"""
-    check_table(name, read_raw_table(name))
-    return _read_csv(name, keep_default_na=True)
+    ``data/schema.csv`` first (:func:`check_table`), as a pandas DataFrame (empty cells
+    NaN, numbers parsed). [-]"""
+    import pandas as pd
+    _check(name, *_read_text(name))
+    with resources.files("traincost.data").joinpath(f"{name}.csv").open(
+            "r", encoding="utf-8") as f:
+        return pd.read_csv(f)
+
+
+def _value(cell: str, dtype: str):
+    """One cell as :func:`read_table` reads it: NaN when empty, a float or an int by the
+    schema's dtype, else the text."""
+    if cell == "":
+        return math.nan
+    if dtype == "float":
+        return float(cell)
+    if dtype in ("int", "bool"):
+        return int(float(cell))
+    return cell
+
+
+@functools.cache
+def records(name: str) -> tuple:
+    """``data/<name>.csv`` checked against the schema, as one dict per row (column ->
+    value, typed as :func:`_value` reads it): the catalog's lookups read these, so an
+    estimate needs no pandas. [-]"""
+    header, rows = _read_text(name)
+    _check(name, header, rows)
+    dtype = {c["column"]: c["dtype"] for c in _schema_rows(name)}
+    return tuple({c: _value(cell, dtype.get(c, "str")) for c, cell in zip(header, row)}
+                 for row in rows)
+
+
+@functools.cache
+def by_id(name: str) -> dict:
+    """:func:`records` of a table with an ``id`` column, keyed by id (insertion order the
+    file's). [-]"""
+    return {r["id"]: r for r in records(name)}
 
 
 def data_files() -> list[str]:
@@ -146,24 +214,17 @@ def data_files() -> list[str]:
 
 
 @functools.cache
-def accelerators() -> pd.DataFrame:
-    """The accelerator catalog, indexed by id (SI units, see data/README.md)."""
-    df = read_table("accelerators").set_index("id")
-    for col in _NUMERIC_ACCELERATOR:
-        if col in df:
-            df[col] = pd.to_numeric(df[col], errors="coerce")
-    for col in ("mamf_bf16_flop_per_s", "mamf_fp8_flop_per_s", "attention_cudnn_bf16_flop_per_s",
-                "attention_kv_tokens", "host_link_bytes_per_s", "host_memory_bytes"):
-        if col not in df:
-            df[col] = math.nan
-    return df
+def accelerators():
+    """The accelerator catalog, indexed by id (SI units, see data/README.md; a pandas
+    DataFrame)."""
+    return read_table("accelerators").set_index("id")
 
 
 @functools.cache
 def measured_mamf_span() -> tuple[float, float]:
     """(lowest, highest) measured bf16 (or fp16) MAMF over dense peak in the catalog, as
     :meth:`Accelerator.mamf_fraction` reads it (NaN default: unmeasured devices drop out). [-]"""
-    frac = [accelerator(i).mamf_fraction(math.nan) for i in accelerators().index]
+    frac = [accelerator(i).mamf_fraction(math.nan) for i in by_id("accelerators")]
     frac = [f for f in frac if not math.isnan(f)]
     return min(frac), max(frac)
 
@@ -173,7 +234,7 @@ def measured_attention_fractions() -> list[float]:
     with both measured, at its faster measured kernel (``"auto"``) and its benchmark's own
     size; devices without both measurements drop out. [-]"""
     frac = []
-    for i in accelerators().index:
+    for i in by_id("accelerators"):
         acc = accelerator(i)
         rate = acc.attention_flop_per_s("auto")
         if not math.isnan(rate) and not math.isnan(acc.mamf_bf16_flop_per_s):
@@ -195,20 +256,20 @@ def _unknown(kind: str, value, allowed) -> ValueError:
 @functools.lru_cache(maxsize=256)
 def accelerator(accelerator_id: str) -> Accelerator:
     """The :class:`Accelerator` with catalog id ``accelerator_id``."""
-    df = accelerators()
+    rows = by_id("accelerators")
     key = str(accelerator_id).strip().lower()
-    if key not in df.index:
-        raise _unknown("accelerator", accelerator_id, df.index)
-    row = df.loc[key]
+    if key not in rows:
+        raise _unknown("accelerator", accelerator_id, rows)
+    row = rows[key]
     kwargs = {col: float(row[col]) for col in _NUMERIC_ACCELERATOR}
     kwargs["scaleup_domain_devices"] = int(kwargs["scaleup_domain_devices"])
-    return Accelerator(id=key, name=str(row["name"]), vendor=str(row.get("vendor", "")),
+    return Accelerator(id=key, name=str(row["name"]), vendor=str(row["vendor"]),
                        scaleup_topology=str(row["scaleup_topology"]), **kwargs)
 
 
 @functools.cache
-def models() -> pd.DataFrame:
-    """The model preset catalog, indexed by id."""
+def models():
+    """The model preset catalog, indexed by id (a pandas DataFrame)."""
     return read_table("models").set_index("id")
 
 
@@ -218,12 +279,12 @@ _WORKLOAD_INTS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab"
                   "mtp_depth")
 
 
-def _model_row(model_id: str) -> pd.Series:
-    df = models()
+def _model_row(model_id: str) -> dict:
+    rows = by_id("models")
     key = str(model_id).strip().lower()
-    if key not in df.index:
-        raise _unknown("model", model_id, df.index)
-    return df.loc[key]
+    if key not in rows:
+        raise _unknown("model", model_id, rows)
+    return rows[key]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -238,8 +299,8 @@ def model(model_id: str) -> Workload:
     row = _model_row(model_id)
     kw = {}
     for col in _WORKLOAD_INTS:
-        val = row.get(col)
-        kw[col] = 0 if val is None or pd.isna(val) else int(val)
+        val = row[col]
+        kw[col] = 0 if math.isnan(val) else int(val)
     for col in ("gated_mlp", "tied_embeddings", "learned_positions"):
         kw[col] = bool(int(row[col]))
     kw["attention"] = str(row["attention"])
@@ -252,7 +313,7 @@ def _job_defaults(model_id: str) -> tuple:
     read once: every estimate of a preset asks for them."""
     row = _model_row(model_id)
     tokens = row.get("tokens_reported")
-    return int(row["seq_len"]), (None if pd.isna(tokens) else float(tokens))
+    return int(row["seq_len"]), (None if math.isnan(tokens) else float(tokens))
 
 
 def job(model_id: str | None = None, *, seq_len: int | None = None, global_batch: int = 1024,
@@ -297,21 +358,17 @@ REFERENCE_FAMILY = "NVIDIA"
 
 
 @functools.cache
-def frameworks() -> pd.DataFrame:
+def frameworks():
     """Training frameworks (``data/frameworks.csv``), indexed by id: the defaults each one
-    implies (attention kernel, overlaps, sharding) and its notes and sources."""
+    implies (attention kernel, overlaps, sharding) and its notes and sources (a pandas
+    DataFrame)."""
     return read_table("frameworks").set_index("id")
-
-
-@functools.cache
-def _framework_rows() -> dict:
-    return {fid: dict(row) for fid, row in frameworks().iterrows()}
 
 
 def framework(framework_id: str) -> dict:
     """One framework's row (column -> value; NaN where blank); ValueError naming
-    ``framework`` and the known ids otherwise. Read once: every estimate asks for it."""
-    rows = _framework_rows()
+    ``framework`` and the known ids otherwise."""
+    rows = by_id("frameworks")
     if framework_id not in rows:
         raise ValueError(f"framework: {framework_id!r} is not one of {', '.join(rows)}")
     return rows[framework_id]
@@ -331,7 +388,7 @@ def accelerator_family(accelerator) -> str:
     'unknown'
     """
     vendor = accelerator.vendor if isinstance(accelerator, Accelerator) else \
-        str(accelerators().loc[accelerator, "vendor"])
+        str(by_id("accelerators")[accelerator]["vendor"])
     return vendor.split()[0] if vendor.strip() else "unknown"
 
 
@@ -392,8 +449,9 @@ def framework_factor(framework_id: str, accelerator) -> tuple[float, str]:
 
 
 @functools.cache
-def published_runs() -> pd.DataFrame:
-    """Published training runs and throughput benchmarks, indexed by case id."""
+def published_runs():
+    """Published training runs and throughput benchmarks, indexed by case id (a pandas
+    DataFrame)."""
     return read_table("published_runs").set_index("id")
 
 
@@ -413,9 +471,8 @@ def published_mfu_record(group: str) -> tuple[float, str]:
     (recompute counted, e.g. Megatron-LM SC21) do not enter. A prediction above it beats
     every measurement traincost checks against, and says so (``Estimate.caveats``).
     """
-    runs = published_runs()
     best = (math.nan, "")
-    for case, row in runs.iterrows():
+    for case, row in by_id("published_runs").items():
         if row["status"] != "measured" or isinstance(row["model_gap"], str):
             continue
         precision = row["precision"] if isinstance(row["precision"], str) else \
@@ -432,16 +489,16 @@ def published_mfu_record(group: str) -> tuple[float, str]:
 
 
 @functools.cache
-def pue_table() -> pd.DataFrame:
-    """PUE by operator, indexed by id."""
+def pue_table():
+    """PUE by operator, indexed by id (a pandas DataFrame)."""
     return read_table("pue").set_index("id")
 
 
 @functools.cache
-def embodied_table() -> pd.DataFrame:
+def embodied_table():
     """Embodied carbon per accelerator on a stated basis (``data/embodied.csv``), indexed
     by id: ``chip`` (the package, with its baseboard share where the source counts it) and
-    ``server`` (the whole server per accelerator)."""
+    ``server`` (the whole server per accelerator). A pandas DataFrame."""
     return read_table("embodied").set_index("id")
 
 
@@ -452,14 +509,15 @@ def embodied_bases(accelerator_id: str, host_kgco2e: float) -> dict:
     figure and no server one is given ``chip + host_kgco2e`` (a server's host share per
     accelerator, ``assumptions.server_host_embodied_kgco2e``), its source saying so."""
     out = {}
-    acc = accelerators().loc[accelerator_id] if accelerator_id in accelerators().index else None
-    if acc is not None and acc["embodied_basis"] == "die" and pd.notna(acc["embodied_kgco2e"]):
+    acc = by_id("accelerators").get(accelerator_id)
+    if acc is not None and acc["embodied_basis"] == "die" \
+            and not math.isnan(acc["embodied_kgco2e"]):
         out["die"] = (float(acc["embodied_kgco2e"]), str(acc["embodied_source"]))
-    rows = embodied_table()
+    rows = by_id("embodied")
     for basis in ("chip", "server"):
         key = f"{accelerator_id}-{basis}"
-        if key in rows.index:
-            row = rows.loc[key]
+        if key in rows:
+            row = rows[key]
             out[basis] = (float(row["kgco2e_per_device"]),
                           f"{row['source']} ({row['source_location']})")
     if "chip" in out and "server" not in out:
@@ -470,9 +528,10 @@ def embodied_bases(accelerator_id: str, host_kgco2e: float) -> dict:
 
 
 @functools.cache
-def water_table() -> pd.DataFrame:
+def water_table():
     """Water consumed per kWh (``data/water.csv``), indexed by id: on-site (an operator's
-    WUE, per kWh of IT energy) and off-site (a grid's generation, per kWh of electricity)."""
+    WUE, per kWh of IT energy) and off-site (a grid's generation, per kWh of electricity).
+    A pandas DataFrame."""
     return read_table("water").set_index("id")
 
 
@@ -481,12 +540,17 @@ def wue(operator: str) -> tuple[float, str]:
     """(on-site water usage effectiveness [L/kWh of IT energy], source) of a
     ``data/pue.csv`` operator id; an operator without its own figure takes
     ``industry-average``'s, and the source says so."""
-    df = water_table()
-    onsite = df[df["kind"] == "onsite"].set_index("key")
+    onsite = _water("onsite")
     key = str(operator).strip().lower()
-    row = onsite.loc[key] if key in onsite.index else onsite.loc["industry-average"]
-    note = "" if key in onsite.index else f"no figure for {key}: industry-average's; "
+    row = onsite.get(key, onsite["industry-average"])
+    note = "" if key in onsite else f"no figure for {key}: industry-average's; "
     return float(row["l_per_kwh"]), f"{note}{row['source']} ({row['source_location']})"
+
+
+@functools.cache
+def _water(kind: str) -> dict:
+    """``data/water.csv``'s rows of one kind (``onsite``, ``offsite``) by key."""
+    return {r["key"]: r for r in records("water") if r["kind"] == kind}
 
 
 @functools.lru_cache(maxsize=1024)
@@ -494,12 +558,11 @@ def grid_water(region: str) -> tuple[float, str]:
     """(water the grid's generation consumes [L/kWh of electricity], source) of a region
     id: the region's own row, else its US state's or country's (a cloud region's by
     ``data/cloud_regions.csv``), else the world average, the source naming which."""
-    df = water_table()
-    offsite = df[df["kind"] == "offsite"].set_index("key")
+    offsite = _water("offsite")
     key = _region_key(region)
     for candidate in _water_keys(key):
-        if candidate in offsite.index:
-            row = offsite.loc[candidate]
+        if candidate in offsite:
+            row = offsite[candidate]
             used = "" if candidate == key else f"{candidate}'s figure for {key}: "
             return float(row["l_per_kwh"]), f"{used}{row['source']} ({row['source_location']})"
     raise ValueError(f"data/water.csv: no offsite row for {WORLD!r}")  # pragma: no cover
@@ -521,23 +584,25 @@ def grid_month_factors(region: str) -> tuple | None:
     (12, 1.0)
     """
     key = _region_key(region)
-    country = WORLD if key == WORLD else regions().loc[key, "country_iso3"]
-    if not isinstance(country, str) or not country:
-        country = key
-    df = read_table("grid_monthly")
-    rows = df[df["region"] == country]
-    if rows.empty:
+    country = WORLD if key == WORLD else _region_records()[key]["country_iso3"] or key
+    rows = [r for r in records("grid_monthly") if r["region"] == country]
+    if not rows:
         return None
-    year = rows["month"].str[:4]
-    ratio = rows["gco2e_per_kwh"] / rows.groupby(year)["gco2e_per_kwh"].transform("mean")
-    by_month = ratio.groupby(rows["month"].str[5:7].astype(int)).mean()
+    by_year = {}
+    for r in rows:
+        by_year.setdefault(r["month"][:4], []).append(r["gco2e_per_kwh"])
+    year_mean = {y: sum(v) / len(v) for y, v in by_year.items()}
+    by_month = {}
+    for r in rows:
+        by_month.setdefault(int(r["month"][5:7]), []).append(
+            r["gco2e_per_kwh"] / year_mean[r["month"][:4]])
     if len(by_month) != 12:
         return None
-    f = by_month.sort_index().to_numpy(dtype=float)
-    f = f / f.mean()
-    years = sorted(set(year))
-    return (tuple(float(x) for x in f),
-            f"{country}'s months {years[0]}-{years[-1]}: {rows['source'].iloc[0]}")
+    f = [sum(v) / len(v) for _, v in sorted(by_month.items())]
+    mean = sum(f) / len(f)
+    years = sorted(by_year)
+    return (tuple(x / mean for x in f),
+            f"{country}'s months {years[0]}-{years[-1]}: {rows[0]['source']}")
 
 
 def _water_keys(key: str) -> list:
@@ -545,105 +610,127 @@ def _water_keys(key: str) -> list:
     keys = [key]
     if ":" in key and key.split(":")[0].isupper():                  # USA:virginia
         keys.append(key.split(":")[0])
-    mapped = read_table("cloud_regions")
-    for rec in mapped.itertuples(index=False):
-        if f"{rec.provider}:{rec.region}" == key:
-            sub = rec.subregion if isinstance(rec.subregion, str) and rec.subregion else None
-            keys += ([f"{rec.country_iso3}:{sub}"] if sub else []) + [rec.country_iso3]
-    country = regions().loc[key, "country_iso3"]
-    if isinstance(country, str) and country:
+    for rec in records("cloud_regions"):
+        if f"{rec['provider']}:{rec['region']}" == key:
+            sub = rec["subregion"] if isinstance(rec["subregion"], str) else None
+            keys += ([f"{rec['country_iso3']}:{sub}"] if sub else []) + [rec["country_iso3"]]
+    country = _region_records()[key]["country_iso3"]
+    if country:
         keys.append(country)
     return [*dict.fromkeys(keys), WORLD]
 
 
 @functools.cache
-def input_ranges() -> pd.DataFrame:
+def input_ranges():
     """Sourced ranges of the inputs nobody knows exactly (``data/input_ranges.csv``): the
-    spread :mod:`traincost.uncertainty` draws them from, one row per range."""
+    spread :mod:`traincost.uncertainty` draws them from, one row per range (a pandas
+    DataFrame)."""
     return read_table("input_ranges")
 
 
 @functools.lru_cache(maxsize=64)
 def pue(operator: str) -> tuple[float, str]:
     """(PUE, source) of an operator id in data/pue.csv."""
-    df = pue_table()
+    rows = by_id("pue")
     key = str(operator).strip().lower()
-    if key not in df.index:
-        raise _unknown("pue operator", operator, df.index)
-    row = df.loc[key]
+    if key not in rows:
+        raise _unknown("pue operator", operator, rows)
+    row = rows[key]
     return float(row["pue"]), f"{row['operator']} {row['year']}: {row['source']}"
 
 
-@functools.cache
-def _codecarbon():
-    logging.getLogger("codecarbon").setLevel(logging.ERROR)
-    from codecarbon.input import DataSource
-    return DataSource()
+#: the CodeCarbon data files traincost reads, by the paths ``codecarbon.input.DataSource``
+#: names them (a test checks they still agree); read directly, so a grid lookup imports
+#: neither CodeCarbon (its tracker, psutil, GPU probes) nor pandas
+CODECARBON_FILES = {
+    "carbon_intensity_per_source": "data/private_infra/carbon_intensity_per_source.json",
+    "global_energy_mix": "data/private_infra/global_energy_mix.json",
+    "usa_emissions": "data/private_infra/2023/usa_emissions.json",
+    "cloud_emissions": "data/cloud/impact.csv",
+}
+
+
+def _codecarbon_file(key: str) -> Path:
+    """Where CodeCarbon's data file ``key`` (:data:`CODECARBON_FILES`) is installed, found
+    without importing CodeCarbon."""
+    spec = importlib.util.find_spec("codecarbon")
+    return Path(spec.submodule_search_locations[0]) / CODECARBON_FILES[key]
+
+
+def _codecarbon_json(key: str) -> dict:
+    with _codecarbon_file(key).open(encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _region(kind: str, name: str, country: str, provider: str, g_per_kwh: float, year,
+            source: str) -> dict:
+    return {"kind": kind, "name": name, "country_iso3": country, "provider": provider,
+            "grid_gco2e_per_kwh": g_per_kwh, "year": year, "source": source}
 
 
 @functools.cache
-def regions() -> pd.DataFrame:
-    """Every region with a grid carbon intensity, indexed by region id.
+def _region_records() -> dict:
+    """Every region with a grid carbon intensity: region id -> the columns of
+    :func:`regions` (``year`` None where the source gives none). The first row of an id
+    wins."""
+    out = {WORLD: _region(
+        "world", "World average", "", "",
+        float(_codecarbon_json("carbon_intensity_per_source")["world_average"]), None,
+        "CodeCarbon carbon_intensity_per_source.json world_average")}
+    for iso, rec in _codecarbon_json("global_energy_mix").items():
+        out.setdefault(iso, _region(
+            "country", rec["country_name"], iso, "", float(rec["carbon_intensity"]),
+            rec.get("year"), "CodeCarbon global_energy_mix.json (Ember / Our World in Data)"))
+    usa = _codecarbon_json("usa_emissions")
+    src = usa.get("_source", {})
+    for state, rec in usa.items():
+        if state.startswith("_"):
+            continue
+        g_per_kwh = float(rec["emissions"]) / LBS_PER_KG * GRAMS_PER_KG / 1000.0  # lbs/MWh
+        out.setdefault(f"USA:{state}", _region(
+            "subregion", f"{state.title()}, USA", "USA", "", g_per_kwh, src.get("year"),
+            f"CodeCarbon: {src.get('name', 'EPA eGRID')}"))
+    with _codecarbon_file("cloud_emissions").open(encoding="utf-8-sig", newline="") as f:
+        for rec in csv.DictReader(f):
+            where = ", ".join(x for x in (rec["city"], rec["country_name"]) if x)
+            out.setdefault(f"{rec['provider']}:{rec['region']}", _region(
+                "cloud", f"{rec['providerName']} {rec['region']} ({where})", "",
+                rec["provider"], float(rec["impact"]), None,
+                f"CodeCarbon cloud/impact.csv ({rec['source']})"))
+    for rec in records("cloud_regions"):
+        sub = rec["subregion"] if isinstance(rec["subregion"], str) else None
+        target = f"{rec['country_iso3']}:{sub}" if sub else rec["country_iso3"]
+        if target not in out:
+            target = rec["country_iso3"]
+        if target not in out:
+            continue
+        base = out[target]
+        out.setdefault(f"{rec['provider']}:{rec['region']}", _region(
+            "cloud", f"{rec['provider'].upper()} {rec['region']} ({base['name']})",
+            rec["country_iso3"], rec["provider"], base["grid_gco2e_per_kwh"], base["year"],
+            f"location per {rec['source']}; intensity of {target}: {base['source']}"))
+    return out
+
+
+@functools.cache
+def regions():
+    """Every region with a grid carbon intensity, indexed by region id (a pandas
+    DataFrame).
 
     Columns: kind (world | country | subregion | cloud), name, country_iso3, provider,
     grid_gco2e_per_kwh, year, source. Ids: ``world``; ISO-3 country codes (``FRA``);
     ``USA:california`` / ``CAN:quebec`` sub-regions; ``gcp:europe-west1``,
     ``aws:us-east-1``, ``azure:westeurope`` cloud regions.
     """
-    ds = _codecarbon()
-    rows = []
-    per_source = ds.get_carbon_intensity_per_source_data()
-    rows.append({"id": WORLD, "kind": "world", "name": "World average",
-                 "country_iso3": "", "provider": "",
-                 "grid_gco2e_per_kwh": float(per_source["world_average"]), "year": pd.NA,
-                 "source": "CodeCarbon carbon_intensity_per_source.json world_average"})
-    mix = ds.get_global_energy_mix_data()
-    for iso, rec in mix.items():
-        rows.append({"id": iso, "kind": "country", "name": rec["country_name"],
-                     "country_iso3": iso, "provider": "",
-                     "grid_gco2e_per_kwh": float(rec["carbon_intensity"]), "year": rec.get("year"),
-                     "source": "CodeCarbon global_energy_mix.json (Ember / Our World in Data)"})
-    usa = ds.get_country_emissions_data("usa")
-    src = usa.get("_source", {})
-    for state, rec in usa.items():
-        if state.startswith("_"):
-            continue
-        g_per_kwh = float(rec["emissions"]) / LBS_PER_KG * GRAMS_PER_KG / 1000.0  # lbs/MWh
-        rows.append({"id": f"USA:{state}", "kind": "subregion", "name": f"{state.title()}, USA",
-                     "country_iso3": "USA", "provider": "", "grid_gco2e_per_kwh": g_per_kwh,
-                     "year": src.get("year"), "source": f"CodeCarbon: {src.get('name', 'EPA eGRID')}"})
-    cloud = ds.get_cloud_emissions_data()
-    for rec in cloud.itertuples(index=False):
-        where = ", ".join(str(x) for x in (rec.city, rec.country_name) if isinstance(x, str))
-        rows.append({"id": f"{rec.provider}:{rec.region}", "kind": "cloud",
-                     "name": f"{rec.providerName} {rec.region} ({where})",
-                     "country_iso3": "", "provider": rec.provider,
-                     "grid_gco2e_per_kwh": float(rec.impact), "year": pd.NA,
-                     "source": f"CodeCarbon cloud/impact.csv ({rec.source})"})
-    df = pd.DataFrame(rows).drop_duplicates("id").set_index("id")
-    mapped = read_table("cloud_regions")
-    extra = []
-    for rec in mapped.itertuples(index=False):
-        sub = rec.subregion if isinstance(rec.subregion, str) and rec.subregion else None
-        target = f"{rec.country_iso3}:{sub}" if sub else rec.country_iso3
-        if target not in df.index:
-            target = rec.country_iso3
-        if target not in df.index:
-            continue
-        base = df.loc[target]
-        extra.append({"id": f"{rec.provider}:{rec.region}", "kind": "cloud",
-                      "name": f"{rec.provider.upper()} {rec.region} ({base['name']})",
-                      "country_iso3": rec.country_iso3, "provider": rec.provider,
-                      "grid_gco2e_per_kwh": base["grid_gco2e_per_kwh"], "year": base["year"],
-                      "source": f"location per {rec.source}; intensity of {target}: {base['source']}"})
-    if extra:
-        df = pd.concat([df, pd.DataFrame(extra).set_index("id")])
-    return df[~df.index.duplicated()]
+    import pandas as pd
+    rows = [{"id": key, **rec, "year": pd.NA if rec["year"] is None else rec["year"]}
+            for key, rec in _region_records().items()]
+    return pd.DataFrame(rows).set_index("id")
 
 
 @functools.cache
 def _region_lookup() -> dict:
-    return {k.lower(): k for k in regions().index}
+    return {k.lower(): k for k in _region_records()}
 
 
 def _region_key(region: str) -> str:
@@ -659,7 +746,7 @@ def _region_key(region: str) -> str:
 def grid_intensity(region: str) -> tuple[float, str]:
     """(grid intensity [gCO2e/kWh], source) of a region id."""
     key = _region_key(region)
-    row = regions().loc[key]
+    row = _region_records()[key]
     return float(row["grid_gco2e_per_kwh"]), f"{key}: {row['source']}"
 
 
@@ -682,11 +769,11 @@ def site(region: str | None = None, *, grid_intensity_g: float | None = None,
         g, g_src = grid_intensity(key)
     else:
         g, g_src = float(grid_intensity_g), "given"
-    provider = regions().loc[key, "provider"]
+    provider = _region_records()[key]["provider"]
     operator = PROVIDER_OPERATOR.get(provider, assumptions.default_pue_operator)
     if pue_value is None:
         pue_value, p_src = pue(operator)
-        scope = str(pue_table().loc[operator, "scope"])
+        scope = str(by_id("pue")[operator]["scope"])
     else:
         p_src = scope = "given"
     if wue_value is None:

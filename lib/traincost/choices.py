@@ -15,6 +15,24 @@ PRICE_MODELS = ("rental", "ownership")
 #: :class:`traincost.ParallelConfig`: searched); :data:`traincost.comm.CROSS_SITE_CODES` codes them
 CROSS_SITE_MODES = ("dp", "pp")
 
+#: (reported column, predicted key, metric family) :mod:`traincost.validate` compares for
+#: each published run
+METRICS = (
+    ("reported_hardware_tflops_per_device", "hardware_tflops_per_device", "throughput"),
+    ("reported_model_tflops_per_device", "model_tflops_per_device", "throughput"),
+    ("reported_mfu", "mfu", "throughput"),
+    ("reported_step_time_s", "step_time_s", "throughput"),
+    ("reported_tokens_per_s_per_device", "tokens_per_s_per_device", "throughput"),
+    ("reported_peak_memory_gib_per_device", "memory_gib_per_device", "memory"),
+    ("reported_device_hours", "device_hours", "device_hours"),
+    ("reported_train_days", "train_time_days", "train_days"),
+    ("reported_avg_power_w_per_device", "avg_power_w_per_device", "power"),
+    ("reported_energy_mwh", "energy_mwh", "energy"),
+    ("reported_co2e_t", "co2e_t", "emissions"),
+)
+#: the metric families, in the order of :data:`METRICS` (``traincost validate --family``)
+FAMILIES = tuple(dict.fromkeys(family for _, _, family in METRICS))
+
 
 def check_number(name, value, *, minimum=None, exclusive=True, integer=False, allow_nan=False):
     """Raise ValueError unless value is a (finite) number in the allowed range."""

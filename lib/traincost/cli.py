@@ -13,11 +13,14 @@ import os
 import re
 import sys
 import textwrap
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from . import __version__, catalog, options
+if TYPE_CHECKING:                       # pandas is imported where a table is built
+    import pandas as pd
+
+from . import __version__, catalog, choices, options
 from .estimate import attention_label, compare, estimate
 from .formatting import TABLE_WIDTH, sig, text_table, wide_text
 from .units import GIB, GIGA, TERA
@@ -115,8 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_wide(sea)
 
     val = sub.add_parser("validate", help="predicted vs published training runs")
-    from .validate import FAMILIES
-    val.add_argument("--family", choices=FAMILIES, help="only this metric family")
+    val.add_argument("--family", choices=choices.FAMILIES, help="only this metric family")
     val.add_argument("--case", metavar="ID",
                      help="one published run in full: source, assumed inputs, the estimate's "
                           "layout, breakdown and caveats, predicted vs reported")
@@ -220,6 +222,7 @@ def _wrap(text: str, indent: str = "  ") -> str:
 
 
 def _catalog_rows(table: str, df: pd.DataFrame) -> list:
+    import pandas as pd
     rows = df.reset_index().to_dict(orient="records")
     for r in rows:
         if table == "accelerators":
@@ -238,7 +241,8 @@ def _kwargs(args) -> dict:
 
 
 def _clean(obj):
-    """JSON-safe: NaN/inf -> null, numpy scalars -> Python."""
+    """JSON-safe: NaN/inf -> null, numpy scalars and pandas' NA -> Python."""
+    pd = sys.modules.get("pandas")           # pandas' NA exists only where pandas was imported
     if isinstance(obj, dict):
         return {k: _clean(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -249,7 +253,7 @@ def _clean(obj):
         return int(obj)
     if isinstance(obj, (float, np.floating)):
         return float(obj) if math.isfinite(obj) else None
-    if obj is pd.NA:
+    if pd is not None and obj is pd.NA:
         return None
     return obj
 
@@ -441,6 +445,7 @@ def _validate_case(args) -> None:
 
 
 def _validate(args) -> None:
+    import pandas as pd
     if args.case is not None and not args.case.strip():
         raise ValueError("case: an empty id names no published run (see `traincost "
                          "validate` for the ids)")
@@ -621,6 +626,7 @@ def _progress_bar(desc: str, unit: str):
 
 
 def _search(args) -> None:
+    import pandas as pd
     from .search import search
     ids = args.accelerators.strip()
     ids = "all" if ids == "all" else [s.strip() for s in ids.split(",") if s.strip()]
@@ -706,7 +712,7 @@ def _run(args) -> int:
             else:
                 _print_estimate(d)
         elif args.command == "compare":
-            ids = list(catalog.accelerators().index) if args.accelerators.strip() == "all" \
+            ids = list(catalog.by_id("accelerators")) if args.accelerators.strip() == "all" \
                 else [s.strip() for s in args.accelerators.split(",") if s.strip()]
             if not ids:
                 raise ValueError(f"accelerators: {args.accelerators!r} names no accelerator "
@@ -718,6 +724,7 @@ def _run(args) -> int:
             if args.json:
                 print(json.dumps(_clean(df.reset_index().to_dict(orient="records")), indent=2))
             elif args.wide:
+                import pandas as pd
                 with pd.option_context("display.width", 250, "display.max_columns", 60):
                     print(wide_text(df))
             else:
@@ -740,6 +747,7 @@ def _run(args) -> int:
             if args.json:
                 print(json.dumps(_clean(df.reset_index().to_dict(orient="records")), indent=2))
             elif args.wide:
+                import pandas as pd
                 with pd.option_context("display.width", 250, "display.max_columns", 30,
                                        "display.max_colwidth", 60, "display.max_rows", 1000):
                     print(wide_text(df))

@@ -20,9 +20,12 @@ from __future__ import annotations
 import datetime
 import math
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:                       # pandas is imported where a table is built
+    import pandas as pd
 
 from . import calibration, catalog, caveats, footprint, layout, options
 from .assemble import (STACK_INPUTS, Inputs, columns, eager_elementwise, fixed_knobs,
@@ -32,7 +35,7 @@ from .assumptions import DEFAULT, Assumptions, describe
 from .inputs import (OVERLAP_KINDS, Accelerator, Job, ParallelConfig, Site, Stack, System,
                      Workload)
 from .model import MEMORY_PARTS, OUTPUTS, STEP_PARTS, evaluate, report_units
-from .search import search
+from .search import fastest_fitting
 from .uncertainty import BAND_DRAWS, check_seed
 from .units import (BITS_PER_BYTE, GIB, GIGA, GRAMS_PER_TONNE, JOULES_PER_MWH, MILLI,
                     SECONDS_PER_MONTH, SECONDS_PER_YEAR)
@@ -273,8 +276,7 @@ class Estimate:
         provider, date and source; purchase: date and source), ``given`` when the caller set
         it, ``''`` when there is none (the cost is then None). [-]"""
         acc, site = self.accelerator, self.site
-        table = catalog.accelerators()
-        row = table.loc[acc.id] if acc.id in table.index else None
+        row = catalog.by_id("accelerators").get(acc.id)
         if site.price_model == "ownership":
             if math.isnan(acc.capex_usd):
                 return ""
@@ -457,13 +459,9 @@ def estimate(accelerator=None, devices=None, *, workload: Workload | None = None
         # the fastest layout that fits (headroom 0: fits_in_memory's own test), else the one
         # needing the least memory, with its outputs as the search evaluated them; search
         # raises for no valid layout or no known bandwidth
-        found = search(sys_, devices, workload=spec.workload, job=spec.job, stack=spec.stack,
-                       site=spec.site, precision=precision, memory_headroom=0.0, top=1,
-                       pareto=False, assumptions=assumptions, parallel=parallel,
-                       keep_values=True, **layout_given)
-        row = found.best["time"] if found.best["time"] is not None else found.least_memory
-        chosen = {k: (str(row[k]) if k in layout.KNOB_CODES else int(row[k])) for k in fixed}
-        values, evaluated = found.best_values, found.layouts_evaluated
+        chosen, values, evaluated = fastest_fitting(
+            sys_, workload=spec.workload, job=spec.job, stack=spec.stack, site=spec.site,
+            precision=precision, assumptions=assumptions, parallel=parallel, **layout_given)
     est = Estimate(system=sys_, workload=spec.workload, job=spec.job, stack=spec.stack,
                    parallel=ParallelConfig(**chosen), site=spec.site, precision=precision,
                    values=values, assumptions=assumptions,
@@ -570,6 +568,7 @@ def compare(accelerators, devices, *, uncertainty: bool = False, seed: int = 0,
     outputs of :data:`BAND_KEYS` (:func:`traincost.uncertainty.intervals`, ``seed``,
     :data:`COMPARE_DRAWS` draws): the model's held-out error and the sourced input ranges.
     """
+    import pandas as pd
     accelerators = list(accelerators)
     if not accelerators:
         raise ValueError("accelerators: none given (name at least one catalog id)")

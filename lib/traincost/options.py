@@ -237,7 +237,7 @@ INPUTS = (
        "training framework (see `traincost catalog frameworks`): its efficiency factor, "
        "fitted on its published runs, and the defaults it implies (attention kernel, "
        "overlaps, sharding) where not given; unspecified (default): the Megatron-Core/NeMo "
-       "calibration's", choices=tuple(catalog.frameworks().index)),
+       "calibration's", choices=tuple(catalog.by_id("frameworks"))),
     # the parallel layout (None: searched)
     _o("micro_batch", "layout", "ParallelConfig", "int", "sequences",
        "sequences per micro-batch b"),

@@ -34,9 +34,12 @@ import functools
 import math
 import time
 from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:                       # pandas is imported where a table is built
+    import pandas as pd
 
 from . import catalog, layout, options
 from .assumptions import DEFAULT, Assumptions
@@ -358,7 +361,7 @@ def _accelerator_list(accelerators) -> list:
         accelerators = [accelerators]
     if len(accelerators) == 1 and isinstance(accelerators[0], str) \
             and accelerators[0].strip().lower() == "all":
-        return list(catalog.accelerators().index)
+        return list(catalog.by_id("accelerators"))
     if not accelerators:
         raise ValueError("accelerators: give at least one accelerator id, or 'all'")
     return list(accelerators)
@@ -451,6 +454,78 @@ def _groups(accs, devices, spec: Inputs, fixed, precision, space,
     return groups, errors, notes
 
 
+@dataclass
+class _Walked:
+    """What :func:`_walk` leaves: the running selections and what a result reports."""
+
+    scan: _Scan
+    groups: list
+    spec: Inputs
+    total: int                       # candidate layouts enumerated
+    headroom: float
+    limits: dict
+    notes: list
+
+
+def _walk(accelerators, devices, workload, job, stack, parallel, site, space, caps, scan,
+          chunk_size, progress, assumptions, inputs) -> _Walked:
+    """Walk every candidate layout of :func:`search`'s arguments (``caps``: its deadline,
+    budget, carbon cap and memory headroom) into ``scan``, chunk by chunk. Builds no
+    table (no pandas)."""
+    given = options.bind("search", inputs)
+    accs = _accelerator_list(accelerators)
+    devices = _device_list(devices)
+    spec = job_inputs(workload, job, stack, site, assumptions=assumptions,
+                      **{k: given[k] for k in options.JOB_INPUTS})
+    fixed = framework_knobs(fixed_knobs(**{k: given[k] for k in options.LAYOUT_INPUTS},
+                                        parallel=parallel), spec.stack)
+    sites = {a.sites for a in accs if isinstance(a, System)} or {given["sites"] or 1}
+    for n in sites:                                  # one region per site; sync-every
+        fixed = site_knobs(fixed, n, spec)
+    precision = given["precision"]
+    limits, headroom = _constraints(*caps, assumptions)
+    groups, errors, notes = _groups(accs, devices, spec, fixed, precision, space,
+                                    {k: given[k] for k in options.SYSTEM_INPUTS})
+    if not groups:
+        raise errors[0]
+    total = sum(g.size for g in groups)
+
+    done = 0
+    valid_groups = set()
+    for gi, g in enumerate(groups):
+        arch = layout.arch_columns(spec, g.system.devices, g.system.sites)
+        fill = 1.0 - headroom
+        for start in range(0, g.size, chunk_size):
+            stop = min(start + chunk_size, g.size)
+            lay = layout.candidate_chunk(g.space, start, stop)
+            ok = layout.valid({**arch, **lay})
+            if ok.any():
+                valid_groups.add(gi)
+                index = g.offset + start + np.flatnonzero(ok)
+                lay = {k: v[ok] for k, v in lay.items()}
+                _scan_chunk(scan, g, gi, spec, lay, index, fill, limits, assumptions)
+            done += stop - start
+            if progress is not None:
+                progress(done, total)
+    scan.finish()
+    if not valid_groups:
+        g = groups[0]
+        # name the first rule the user's own choices break, else say so in general
+        first = {k: int(v[0]) for k, v in layout.candidate_chunk(g.space, 0, 1).items()}
+        layout.check({**layout.arch_columns(spec, g.system.devices, g.system.sites), **first})
+        counts = ", ".join(str(n) for n in devices)
+        raise ValueError(f"devices: no valid layout of {counts} devices for this workload "
+                         f"(global batch {spec.job.global_batch}, {spec.workload.layers} "
+                         f"layers, {spec.workload.heads} heads)")
+    if scan.known == 0:
+        g = groups[min(valid_groups)]
+        raise ValueError(f"devices: {g.system.devices} x {g.system.accelerator.id} needs "
+                         "scale-out bandwidth "
+                         f"beyond its {g.system.domain_devices}-device domain, "
+                         "which the catalog does not give")
+    return _Walked(scan, groups, spec, total, headroom, limits, notes)
+
+
 # ---- the search ----------------------------------------------------------------------------
 def search(accelerators, devices, *, workload: Workload | None = None,
            job: Job | None = None, stack: Stack | None = None,
@@ -514,69 +589,41 @@ def search(accelerators, devices, *, workload: Workload | None = None,
     """
     t0 = time.perf_counter()
     top, chunk_size = _check_ranking(objective, top, chunk_size)
-    given = options.bind("search", inputs)
-    accs = _accelerator_list(accelerators)
-    devices = _device_list(devices)
-    spec = job_inputs(workload, job, stack, site, assumptions=assumptions,
-                      **{k: given[k] for k in options.JOB_INPUTS})
-    fixed = framework_knobs(fixed_knobs(**{k: given[k] for k in options.LAYOUT_INPUTS},
-                                        parallel=parallel), spec.stack)
-    sites = {a.sites for a in accs if isinstance(a, System)} or {given["sites"] or 1}
-    for n in sites:                                  # one region per site; sync-every
-        fixed = site_knobs(fixed, n, spec)
-    precision = given["precision"]
-    limits, headroom = _constraints(max_days, max_cost_usd, max_co2e_t, memory_headroom,
-                                    assumptions)
-    groups, errors, notes = _groups(accs, devices, spec, fixed, precision, space,
-                                    {k: given[k] for k in options.SYSTEM_INPUTS})
-    if not groups:
-        raise errors[0]
-    total = sum(g.size for g in groups)
-
-    scan = _Scan(top, pareto, keep_values)
-    done = 0
-    valid_groups = set()
-    for gi, g in enumerate(groups):
-        arch = layout.arch_columns(spec, g.system.devices, g.system.sites)
-        fill = 1.0 - headroom
-        for start in range(0, g.size, chunk_size):
-            stop = min(start + chunk_size, g.size)
-            lay = layout.candidate_chunk(g.space, start, stop)
-            ok = layout.valid({**arch, **lay})
-            if ok.any():
-                valid_groups.add(gi)
-                index = g.offset + start + np.flatnonzero(ok)
-                lay = {k: v[ok] for k, v in lay.items()}
-                _scan_chunk(scan, g, gi, spec, lay, index, fill, limits, assumptions)
-            done += stop - start
-            if progress is not None:
-                progress(done, total)
-    scan.finish()
-    if not valid_groups:
-        g = groups[0]
-        # name the first rule the user's own choices break, else say so in general
-        first = {k: int(v[0]) for k, v in layout.candidate_chunk(g.space, 0, 1).items()}
-        layout.check({**layout.arch_columns(spec, g.system.devices, g.system.sites), **first})
-        counts = ", ".join(str(n) for n in devices)
-        raise ValueError(f"devices: no valid layout of {counts} devices for this workload "
-                         f"(global batch {spec.job.global_batch}, {spec.workload.layers} "
-                         f"layers, {spec.workload.heads} heads)")
-    if scan.known == 0:
-        g = groups[min(valid_groups)]
-        raise ValueError(f"devices: {g.system.devices} x {g.system.accelerator.id} needs "
-                         "scale-out bandwidth "
-                         f"beyond its {g.system.domain_devices}-device domain, "
-                         "which the catalog does not give")
-    res = _result(scan, groups, objective, total, headroom, limits, notes, assumptions,
-                  time.perf_counter() - t0)
+    w = _walk(accelerators, devices, workload, job, stack, parallel, site, space,
+              (max_days, max_cost_usd, max_co2e_t, memory_headroom),
+              _Scan(top, pareto, keep_values), chunk_size, progress, assumptions, inputs)
+    res = _result(w.scan, w.groups, objective, w.total, w.headroom, w.limits, w.notes,
+                  assumptions, time.perf_counter() - t0)
     if uncertainty:
-        _band_top(res, groups, spec, assumptions, seed)
+        _band_top(res, w.groups, w.spec, assumptions, seed)
     return res
+
+
+def fastest_fitting(system: System, *, workload: Workload, job: Job, stack: Stack, site: Site,
+                    parallel: ParallelConfig | None, assumptions: Assumptions,
+                    **inputs) -> tuple[dict, dict, int]:
+    """The layout :func:`traincost.estimate` picks when knobs are open: the fastest that
+    fits in memory (headroom 0: the model's own fit test), else the one needing the least
+    memory. The walk of :func:`search` without its tables, so an estimate imports no
+    pandas.
+
+    Returns
+    -------
+    (knob -> value as a user writes it, the layout's SI outputs of
+    :func:`traincost.model.evaluate`, candidate layouts evaluated)
+    """
+    w = _walk(system, system.devices, workload, job, stack, parallel, site, None,
+              (None, None, None, 0.0), _Scan(1, False, True), DEFAULT_CHUNK_SIZE, None,
+              assumptions, inputs)
+    rec = w.scan.tops["time"] if w.scan.tops["time"] is not None else w.scan.least
+    chosen = {k: layout.knob_value(k, np.asarray(rec[k])[0]) for k in _KNOBS}
+    return chosen, _best_values(w.scan), w.scan.evaluated
 
 
 def _band_top(res: SearchResult, groups: list, spec: Inputs, assumptions, seed) -> None:
     """Give the top table the 80% range of its objective's figure and rank it by the
     median (in place)."""
+    import pandas as pd
     check_seed(seed)
     col = OBJECTIVES[res.objective]
     systems = {(g.system.accelerator.id, g.system.devices, g.precision): g.system
@@ -625,6 +672,7 @@ def _scan_chunk(scan, g, gi, spec, lay, index, fill, limits, assumptions) -> Non
 
 def _frame(rec: dict | None, groups: list, assumptions: Assumptions) -> pd.DataFrame:
     """Result rows: accelerator, devices, precision, layout, then the report columns."""
+    import pandas as pd
     if rec is None:
         rec = {}
     gi = np.asarray(rec.get("group", np.zeros(0)), dtype=np.int64)

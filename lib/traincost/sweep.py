@@ -66,8 +66,12 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:                       # pandas is imported where a table is read
+    import pandas as pd
 
 from . import catalog, layout, options
 from .assumptions import DEFAULT, Assumptions
@@ -108,6 +112,7 @@ def _is_dask(obj) -> bool:
 
 
 def _blank(x) -> bool:
+    import pandas as pd
     return x is None or (isinstance(x, float) and math.isnan(x)) or x is pd.NA
 
 
@@ -119,6 +124,7 @@ def _cell(x):
 
 
 def _unknown_ids(df: pd.DataFrame, column: str, allowed) -> None:
+    import pandas as pd
     values = pd.unique(df[column].dropna())
     bad = [v for v in values if str(v).strip().lower() not in set(allowed)]
     if bad:
@@ -133,6 +139,7 @@ def _int_column(df: pd.DataFrame, column: str, minimum: int, default=None,
 
     With ``blank_ok`` blank cells stay NaN and the column is float.
     """
+    import pandas as pd
     if column not in df:
         return np.full(len(df), default, dtype=np.int64)
     cells = df[column]
@@ -161,6 +168,7 @@ def _code_column(df: pd.DataFrame, knob: str) -> np.ndarray:
     """A text layout column (``recompute``, ``cross_site``) as the model's codes
     (:data:`traincost.layout.KNOB_CODES`): names or their integer codes, blank cells
     taking :data:`LAYOUT_DEFAULTS`'s."""
+    import pandas as pd
     names = layout.KNOB_CODES[knob]
     if knob not in df:
         return np.full(len(df), names[LAYOUT_DEFAULTS[knob]], dtype=np.int64)
@@ -290,6 +298,7 @@ def sweep(table, *, chunk_size: int = DEFAULT_CHUNK_SIZE, progress=None,
     ValueError
         An unknown id or a bad value, naming the column, the value and what is allowed.
     """
+    import pandas as pd
     if _is_dask(table):
         meta = sweep(table._meta, chunk_size=chunk_size, assumptions=assumptions)
         return table.map_partitions(sweep, chunk_size=chunk_size, assumptions=assumptions,

@@ -40,25 +40,9 @@ import pandas as pd
 from . import catalog, options
 from .assemble import STACK_INPUTS, build_stack
 from .assumptions import DEFAULT, Assumptions
+from .choices import FAMILIES, METRICS
 from .estimate import estimate
 from .explore import fixed_layout, model_flop_per_token
-
-#: (reported column, predicted key, metric family) compared for each case
-METRICS = (
-    ("reported_hardware_tflops_per_device", "hardware_tflops_per_device", "throughput"),
-    ("reported_model_tflops_per_device", "model_tflops_per_device", "throughput"),
-    ("reported_mfu", "mfu", "throughput"),
-    ("reported_step_time_s", "step_time_s", "throughput"),
-    ("reported_tokens_per_s_per_device", "tokens_per_s_per_device", "throughput"),
-    ("reported_peak_memory_gib_per_device", "memory_gib_per_device", "memory"),
-    ("reported_device_hours", "device_hours", "device_hours"),
-    ("reported_train_days", "train_time_days", "train_days"),
-    ("reported_avg_power_w_per_device", "avg_power_w_per_device", "power"),
-    ("reported_energy_mwh", "energy_mwh", "energy"),
-    ("reported_co2e_t", "co2e_t", "emissions"),
-)
-#: the metric families, in the order of :data:`METRICS` (``traincost validate --family``)
-FAMILIES = tuple(dict.fromkeys(family for _, _, family in METRICS))
 
 _LAYOUT = ("tp", "pp", "cp", "ep", "vpp", "micro_batch", "zero")
 
