@@ -626,11 +626,28 @@ def test_find_best_layout_default_renders_real_numbers():
     box = widgets.find_best_layout()
     res = box.result
     assert box.message.value == "" and res.layouts_feasible > 0
-    assert box.chart.value[:8] == PNG_MAGIC and box.losers.value[:8] == PNG_MAGIC
+    assert box.chart.value[:8] == PNG_MAGIC
     assert "Best for dollars" in box.summary.value and "[days]" in box.table.value
     assert "MFU check" in box.notes.value
     # the progress bar was fed by the search's callback, up to every layout walked
     assert box.progress.max == box.progress.value == res.layouts_enumerated
+
+
+def test_the_losers_chart_is_drawn_when_its_section_opens(finder):
+    """Issue 26: the why-the-others-lose chart is the slowest part of a refresh; a closed
+    section is not drawn, an open one is drawn at once and after every change."""
+    assert finder.losers_box.selected_index is None and finder.losers.value == b""
+    assert "others lose" in finder.why.value            # the table is there regardless
+    finder.losers_box.selected_index = 0
+    first = finder.losers.value
+    assert first[:8] == PNG_MAGIC
+    finder.controls["objective"].value = "time"        # another winner, redrawn while open
+    assert finder.losers.value[:8] == PNG_MAGIC and finder.losers.value != first
+    finder.losers_box.selected_index = None
+    finder.controls["objective"].value = "energy"
+    assert finder.losers.value == b""
+    finder.controls["devices"].value = "7"             # no valid layout: the section hides
+    assert finder.losers_box.layout.display == "none" and finder.losers_plot is None
 
 
 def test_find_best_layout_objective_changes_the_best(finder):

@@ -265,10 +265,14 @@ class _Scan:
     and compacted to the rows still selected when it has grown past twice their number, so
     a large ``top`` costs the rows it keeps, not a copy of every column of them per chunk.
     :meth:`finish` gathers each selection's full records (``tops``, ``fronts``, ``least``).
+
+    The ranked objective keeps ``top`` rows; the others keep their best row only (a
+    result shows their best, :attr:`SearchResult.best`, and ranks one table).
     """
 
-    def __init__(self, top: int, pareto: bool, keep_values: bool = False):
-        self.k = top
+    def __init__(self, top: int, pareto: bool, keep_values: bool = False,
+                 objective: str = "time"):
+        self.k = {o: top if o == objective else 1 for o in OBJECTIVES}
         self.keep_values = keep_values
         self.tops = {o: None for o in OBJECTIVES}
         self.fronts = {name: None for name in PARETO} if pareto else {}
@@ -292,7 +296,7 @@ class _Scan:
         cols = [both[c] for c in self.keys[name]]
         if kind == "front":
             return pareto_front(*cols)
-        k = 1 if kind == "least" else self.k
+        k = 1 if kind == "least" else self.k[name[1]]
         if not final and len(cols[0]) <= k:
             return np.arange(len(cols[0]))
         return _first(cols, k)
@@ -591,7 +595,8 @@ def search(accelerators, devices, *, workload: Workload | None = None,
     top, chunk_size = _check_ranking(objective, top, chunk_size)
     w = _walk(accelerators, devices, workload, job, stack, parallel, site, space,
               (max_days, max_cost_usd, max_co2e_t, memory_headroom),
-              _Scan(top, pareto, keep_values), chunk_size, progress, assumptions, inputs)
+              _Scan(top, pareto, keep_values, objective), chunk_size, progress, assumptions,
+              inputs)
     res = _result(w.scan, w.groups, objective, w.total, w.headroom, w.limits, w.notes,
                   assumptions, time.perf_counter() - t0)
     if uncertainty:

@@ -34,6 +34,9 @@ OBJECTIVE_CHOICES = (("time", "time"), ("dollars", "cost"), ("energy", "energy")
 #: of the default search; bounded so a large search stays light)
 SEARCH_TOP = 20_000
 
+#: the title of the section that holds the why-the-others-lose chart
+LOSERS_TITLE = "Chart: why the others lose (drawn when opened)"
+
 #: layout knobs of a search row, in traincost.estimate's keywords
 LAYOUT_KNOBS = SEARCH_ROW_KNOBS
 
@@ -262,8 +265,9 @@ def find_best_layout(model: str = "llama2-70b", accelerators=FIND_ACCELERATORS,
         (IntProgress fed by the search's progress callback), ``message`` (HTML: one line
         when the input is invalid or nothing is feasible), ``summary`` (HTML), ``chart``
         (Image: Pareto fronts), ``table`` (HTML: best layouts), ``notes`` (HTML: MFU
-        against published runs, memory warnings), ``losers`` (Image) and ``why`` (HTML)
-        for :func:`why_others_lose`; ``result`` (the SearchResult, None after an error),
+        against published runs, memory warnings), ``why`` (HTML) and ``losers`` (Image,
+        drawn only while its section ``losers_box``, an Accordion, is open) for
+        :func:`why_others_lose`; ``result`` (the SearchResult, None after an error),
         ``best`` (the best row for the objective, or None), ``why_table`` and
         ``refresh()``.
     """
@@ -282,16 +286,21 @@ def find_best_layout(model: str = "llama2-70b", accelerators=FIND_ACCELERATORS,
     message, summary, table, notes, why = (widgets.HTML() for _ in range(5))
     chart = widgets.Image(format="png", layout=widgets.Layout(max_width="1000px"))
     losers = widgets.Image(format="png", layout=widgets.Layout(max_width="1000px"))
+    # the slowest chart to draw: drawn when its section is open (issue 26: 0.5 s a change)
+    losers_box = widgets.Accordion(children=[losers], titles=(LOSERS_TITLE,),
+                                   selected_index=None)
     left = widgets.VBox([controls[k] for k in ("model", "tokens", "region", "devices",
                                                 "max_days", "max_cost", "max_co2e",
                                                 "headroom")])
     box = widgets.VBox([widgets.HBox([left, controls["accelerators"]]), controls["objective"],
                         widgets.HBox([button, controls["auto"], progress]), message, summary,
-                        chart, notes, table, losers, why])
+                        chart, notes, table, why, losers_box])
     box.controls, box.button, box.progress, box.message, box.summary = \
         controls, button, progress, message, summary
     box.chart, box.table, box.notes, box.losers, box.why = chart, table, notes, losers, why
+    box.losers_box, box.losers_plot = losers_box, None
     box.result, box.best, box.why_table = None, None, None
+    losers_box.observe(lambda _change: _draw_losers(box), names="selected_index")
 
     def on_progress(done, total):
         progress.max = max(int(total), 1)
@@ -364,9 +373,18 @@ def _clear_outputs(box, texts=("summary", "table", "notes", "why")) -> None:
     """Empty the search widget's HTML ``texts`` and hide its two charts."""
     for name in texts:
         getattr(box, name).value = ""
-    for img in (box.chart, box.losers):
-        img.value = b""
-        img.layout.display = "none"
+    box.chart.value, box.losers.value, box.losers_plot = b"", b"", None
+    box.chart.layout.display = box.losers_box.layout.display = "none"
+
+
+def _draw_losers(box) -> None:
+    """Draw the why-the-others-lose chart of the last search if its section is open and
+    it is not drawn yet; a closed section waits until it is opened."""
+    if box.losers_box.selected_index is None or box.losers_plot is None or box.losers.value:
+        return
+    steps, memory, limit, title = box.losers_plot
+    box.losers.value = png(plotting.why_lose_bars(steps, memory, limit_fraction=limit,
+                                                  title=title))
 
 
 def _show_search(box, res, p: dict) -> None:
@@ -392,14 +410,15 @@ def _show_search(box, res, p: dict) -> None:
     box.table.value = top_table(res).to_html(escape=True, border=0, classes="traincost-table")
     lose = why_others_lose(res, p)
     box.why_table = lose
-    box.why.value = why_lose_html(lose)
+    title = f"Why the others lose, on {best['accelerator']} × {best['devices']}"
+    box.why.value = f"<b>{html.escape(title)}</b>" + why_lose_html(lose)
     box.chart.value = png(plotting.pareto_plot(res))
     box.chart.layout.display = None
     steps, memory = why_lose_rows(lose)
-    box.losers.value = png(plotting.why_lose_bars(
-        steps, memory, limit_fraction=1 - res.memory_headroom,
-        title=f"Why the others lose, on {best['accelerator']} × {best['devices']}"))
-    box.losers.layout.display = None
+    box.losers.value = b""
+    box.losers_plot = (steps, memory, 1 - res.memory_headroom, title)
+    box.losers_box.layout.display = None
+    _draw_losers(box)
 
 
 def _watch(box, controls: dict, button, refresh) -> None:
