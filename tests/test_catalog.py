@@ -249,30 +249,28 @@ def test_out_of_range_and_unlisted_values_are_named():
         catalog.check_table("pue", bad)
 
 
-def test_a_file_pandas_cannot_parse_is_named(tmp_path, monkeypatch):
-    from traincost import catalog
-    catalog.schema()                                  # cached from the real data first
-    (tmp_path / "models.csv").write_text('id,name\n"unclosed,quote\n')
+def _models_csv(text: str, tmp_path, monkeypatch) -> None:
+    """Serve ``text`` as the package's data/models.csv (the schema cached from the real
+    data first)."""
+    catalog.schema()
+    (tmp_path / "models.csv").write_text(text)
 
     class _Files:
         @staticmethod
         def files(package):
             return tmp_path
     monkeypatch.setattr(catalog, "resources", _Files)
+
+
+def test_a_file_pandas_cannot_parse_is_named(tmp_path, monkeypatch):
+    _models_csv('id,name\n"unclosed,quote\n', tmp_path, monkeypatch)
     with pytest.raises(ValueError, match=r"^data/models.csv: "):
         catalog.read_table("models")
 
 
 def test_a_row_with_too_few_cells_is_named(tmp_path, monkeypatch):
     """pandas pads a short row with NaN; the catalog names it instead."""
-    catalog.schema()
-    (tmp_path / "models.csv").write_text("id,name\nllama,Llama\ngpt\n")
-
-    class _Files:
-        @staticmethod
-        def files(package):
-            return tmp_path
-    monkeypatch.setattr(catalog, "resources", _Files)
+    _models_csv("id,name\nllama,Llama\ngpt\n", tmp_path, monkeypatch)
     with pytest.raises(ValueError, match=r"^data/models.csv line 3: 1 cells, the header "
                                          r"has 2$"):
         catalog.read_table("models")
