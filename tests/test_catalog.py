@@ -252,6 +252,7 @@ def test_out_of_range_and_unlisted_values_are_named():
 def _models_csv(text: str, tmp_path, monkeypatch) -> None:
     """Serve ``text`` as the package's data/models.csv (the schema cached from the real
     data first)."""
+    from traincost import tables
     catalog.schema()
     (tmp_path / "models.csv").write_text(text)
 
@@ -259,7 +260,7 @@ def _models_csv(text: str, tmp_path, monkeypatch) -> None:
         @staticmethod
         def files(package):
             return tmp_path
-    monkeypatch.setattr(catalog, "resources", _Files)
+    monkeypatch.setattr(tables, "resources", _Files)
 
 
 def test_a_file_pandas_cannot_parse_is_named(tmp_path, monkeypatch):

@@ -94,15 +94,15 @@ def test_estimate_says_how_far_published_runs_like_it_landed(capsys):
     assert f"{mean:.1f}% mean" in d["accuracy"]
     rc, out, _ = run(BASE, capsys)
     assert rc == 0 and f"accuracy    out of sample, {mean:.1f}% mean" in out
-    # no published run on TPU v6e: no error of its own, and the text says so
-    tpu = list(BASE)
-    tpu[tpu.index("a100-sxm4-80gb")] = "tpu-v6e"
-    rc, out, _ = run(tpu + ["--json"], capsys)
+    # no published run on Gaudi 3: no error of its own, and the text says so
+    other = list(BASE)
+    other[other.index("a100-sxm4-80gb")] = "gaudi3"
+    rc, out, _ = run(other + ["--json"], capsys)
     d = json.loads(out)
     assert d["validation"]["accelerator_runs"] == 0
     assert d["validation"]["accelerator_loo_mape_pct"] is None
     assert d["validation"]["runs"] == calibration.METRICS["cases"]
-    assert "no published 16-bit run on tpu-v6e" in d["accuracy"]
+    assert "no published 16-bit run on gaudi3" in d["accuracy"]
 
 
 def test_validate_power_family_is_the_measured_power(capsys):

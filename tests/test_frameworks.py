@@ -159,8 +159,9 @@ def test_new_runs_carry_their_pre_fit_error():
              "mlperf50-amd-lora70b-mi325x-8", "mlperf51-amd-lora70b-mi300x-8",
              "mlperf51-amd-lora70b-mi325x-8",
              *RUNS.index[RUNS.index.str.startswith(("ibm-fsdp-", "ds-deepcompile-",
-                                                    "fsdp-deepcompile-"))]]
-    assert len(later) == 34                  # IBM's twelve fms-fsdp runs, DeepCompile's eight
+                                                    "fsdp-deepcompile-", "tpurecipes-v6e-"))]]
+    # IBM's twelve fms-fsdp runs, DeepCompile's eight, the Trillium MaxText recipes' twelve
+    assert len(later) == 46
     old = RUNS.loc[~RUNS.index.str.startswith(NEW) & ~RUNS.index.isin(later)]
     assert old["prefit_error_pct"].isna().all()
     assert RUNS.loc[later, "prefit_basis"].str.contains("before the row joined the fit").all()
@@ -188,13 +189,7 @@ def test_framework_column_is_blank_or_a_known_id_in_candidates():
     # issue 24's measured-power runs the model cannot describe yet (Morrison et al. 2025's
     # GPU-only figures; the MLPerf LoRA ones joined once LoRA could be described), each
     # saying why
-    # twelve TPU v6e runs (Google's Trillium MaxText recipes) predicted first and kept out of
-    # the fit until TPU ceilings per device exist, each saying why and with its pre-fit error
-    v6e = left[left["id"].str.startswith("tpurecipes-v6e-")]
-    assert len(v6e) == 12 and v6e["notes"].str.startswith("Not joined yet").all()
-    assert v6e["prefit_error_pct"].notna().all() and (v6e["accelerator"] == "tpu-v6e").all()
-    assert v6e["prefit_basis"].str.contains("before the row joined the fit").all()
-    power = left[~left["id"].isin(issue21) & ~left.index.isin(v6e.index)]
+    power = left[~left["id"].isin(issue21)]
     assert len(power) == 5 and power["power_basis"].eq("measured").all()
     assert power["notes"].str.startswith("Not representable yet").all()
     assert set(left["framework"].dropna()) <= set(catalog.frameworks().index)   # or blank

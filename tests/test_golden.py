@@ -200,6 +200,12 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
 - MaxText's 128-GPU A3 run read as hybrid sharding (shard_group 8: FSDP inside each VM,
   data parallel across the 16): only its validation case moves (+43.8% -> +5.7%, full
   recompute chosen where selective no longer fits), with the throughput family's summary.
+- twelve TPU v6e runs of Google's Trillium MaxText recipes (issue 21) give TPU v6e, which has
+  no measured matmul ceiling, a MaxText factor of its own (maxtext on tpu-v6e 1.115; the
+  family's stays 1.441): the 172 valid TPU v6e sweep rows, and only they, run 0.1-25.7%
+  slower (median 16.4%); the validation gains the twelve cases and its summaries move, and
+  so does each estimate's accuracy note (leave-one-source-out 6.6% over 31 documents ->
+  7.4% over 33).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import json
+from importlib import resources
 
 import numpy as np
 import pandas as pd
@@ -23,7 +24,7 @@ from clihelpers import run
 
 KW = dict(model="llama3.1-8b", seq_len=8192, global_batch=1024, tp=1, pp=1, cp=1,
           micro_batch=1, recompute="full", zero=3)
-DATA = pd.read_csv(catalog.resources.files("traincost.data").joinpath("grid_monthly.csv"))
+DATA = pd.read_csv(resources.files("traincost.data").joinpath("grid_monthly.csv"))
 
 
 def _by_hand(country: str, month: int) -> float:

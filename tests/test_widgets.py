@@ -862,14 +862,14 @@ def test_parallelism_explorer_runs_cudnn_attention_and_flags_an_unmeasured_devic
 
 def test_parallelism_explorer_states_the_published_error_of_the_device_in_place():
     # the summary carries the estimate's accuracy note: the H100's own leave-one-out errors,
-    # and for TPU v6e (no published run in the calibration) that it has none
+    # and for Gaudi 3 (no published run in the calibration) that it has none
     from traincost import calibration
     _, _, mean, worst = calibration.BY_ACCELERATOR[("h100-sxm5-80gb", "16-bit")]
     box = widgets.parallelism_explorer()
     assert f"<b>Accuracy:</b> out of sample, {mean:.1f}% mean and {worst:.1f}% worst" \
         in box.summary.value
-    box.controls["accelerator"].value = "tpu-v6e"
-    assert "no published 16-bit run on tpu-v6e" in box.summary.value
+    box.controls["accelerator"].value = "gaudi3"
+    assert "no published 16-bit run on gaudi3" in box.summary.value
 
 
 def test_parallelism_explorer_says_which_kernel_auto_runs():

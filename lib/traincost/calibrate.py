@@ -91,6 +91,9 @@ class Case:
     framework: str = "unspecified"   # data/frameworks.csv id (blank in the table: unspecified)
     document: str = ""       # the publication and its date: one measurement campaign
     stack: str = ""          # its factor's name, catalog.factor_key: framework on a family
+    #                          (or on its device: device_stacks)
+    device: str = ""         # catalog.device_factor_key: '' where the ceiling was measured
+    fallback: str = ""       # the family's name, where ``stack`` names the device's factor
 
 
 def _prepare(row: pd.Series, prior: Assumptions) -> Case | None:
@@ -124,6 +127,7 @@ def _prepare(row: pd.Series, prior: Assumptions) -> Case | None:
     return Case(case=row.name, cols=columns(sys_, spec, precision, lay, prior),
                 targets=targets, source=src, framework=framework,
                 stack=catalog.factor_key(framework, acc),
+                device=catalog.device_factor_key(framework, acc),
                 document=document_key(src, row.get("source_date", ""),
                                       row.get("source_locator", "")))
 
@@ -185,12 +189,12 @@ class Batch:
 
         ``factor``: the framework efficiency factor to evaluate every case with (a fit's
         trial value), or a dict factor name (:attr:`Case.stack`) -> factor (absent: the
-        reference's 1), instead
-        of the one each case's columns carry (data/calibration.json's)."""
+        reference's 1; a device's factor absent: its family's, :attr:`Case.fallback`),
+        instead of the one each case's columns carry (data/calibration.json's)."""
         if not self.cases:
             return np.zeros(0)
         if isinstance(factor, dict):
-            factor = np.array([factor.get(c.stack, REFERENCE_FACTOR)
+            factor = np.array([factor.get(c.stack, factor.get(c.fallback, REFERENCE_FACTOR))
                                for c in self.cases])[self.segment]
         cols = self.cols if factor is None else {**self.cols, "framework_matmul_factor":
                                                  np.broadcast_to(np.asarray(factor, float),
@@ -539,7 +543,25 @@ def prepare_cases(runs: pd.DataFrame | None = None, prior: Assumptions = PRIOR) 
             continue
         if case is not None:
             out.append(case)
-    return out
+    return device_stacks(out)
+
+
+def device_stacks(cases: list[Case]) -> list[Case]:
+    """``cases`` with their factor named for their device where the device has no measured
+    matmul ceiling and enough runs of its own under the framework (FRAMEWORK_MIN_RUNS from
+    FRAMEWORK_MIN_DOCUMENTS documents): that factor then carries the device's ceiling,
+    fitted and marked so (:func:`traincost.catalog.device_factor_key`), and the family's
+    factor stays the fallback. Never for the reference framework on the reference family,
+    whose runs fit the shared constants. [-]"""
+    runs, docs = {}, {}
+    for c in cases:
+        if c.device and c.framework != "unspecified" and c.stack != catalog.reference_key():
+            runs[c.device] = runs.get(c.device, 0) + 1
+            docs.setdefault(c.device, set()).add(c.document)
+    own = {k for k in runs if runs[k] >= FRAMEWORK_MIN_RUNS
+           and len(docs[k]) >= FRAMEWORK_MIN_DOCUMENTS}
+    return [replace(c, stack=c.device, fallback=c.stack)
+            if c.device in own and c.stack != catalog.reference_key() else c for c in cases]
 
 
 def data_version() -> str:
