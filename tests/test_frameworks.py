@@ -338,3 +338,19 @@ def test_torchtitans_op_policy_gathers_the_sequence_parallel_inputs_again():
     meg = dict(kw, framework="megatron")       # Megatron's selective keeps every tensor
     assert traincost.estimate(recompute="selective", **meg).values["step_tp_comm_s"] == \
         pytest.approx(traincost.estimate(recompute="none", **meg).values["step_tp_comm_s"])
+
+
+def test_a_device_factor_says_it_carries_the_devices_ceiling():
+    """TPU v6e has no measured matmul ceiling and twelve MaxText runs from two campaigns:
+    its factor is its own and says so; v5p (one campaign) keeps the TPU family's."""
+    from traincost import calibration
+    kw = dict(devices=256, model="llama3.1-70b", global_batch=1280, framework="maxtext")
+    v6e = [c for c in traincost.estimate(accelerator="tpu-v6e", **kw).caveats
+           if c.startswith("framework:")]
+    assert len(v6e) == 1 and "fitted on its own published runs on tpu-v6e, which has no " \
+        "measured matmul ceiling" in v6e[0]
+    assert f"{calibration.FRAMEWORKS['maxtext on tpu-v6e']['factor']:.2f}x" in v6e[0]
+    v5p = [c for c in traincost.estimate(accelerator="tpu-v5p", **kw).caveats
+           if c.startswith("framework:")]
+    assert "on tpu-v5p" not in v5p[0]
+    assert f"{calibration.FRAMEWORKS['maxtext on Google']['factor']:.2f}x" in v5p[0]

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from . import catalog, comm
+from . import calibration, catalog, comm
 from .assemble import eager_elementwise
 from .inputs import FUSED_ATTENTION_KERNELS
 from .units import GIB, GIGA
@@ -187,9 +187,15 @@ def _fitted_says(est) -> str:
     fw = est.stack.framework
     factor = catalog.framework_factor(fw, est.accelerator)[0]
     who = "an unstated framework on this family" if fw == "unspecified" else fw
+    acc = est.accelerator
+    own = [k for k in calibration.FRAMEWORKS if k.endswith(f" on {acc.id}")
+           and k.startswith(f"{fw} on " if fw != "unspecified" else "")]
+    fitted_on = (f"fitted on its own published runs on {acc.id}, which has no measured matmul "
+                 "ceiling, so the factor carries that ceiling too" if own else
+                 "fitted on its own published runs")
     return (f"framework: {who} runs its GEMMs at {factor:.2f}x the Megatron-Core/NeMo "
-            "calibration's efficiency, fitted on its own published runs (data/calibration.json "
-            "frameworks; `traincost validate` lists their errors).")
+            f"calibration's efficiency, {fitted_on} (data/calibration.json frameworks; "
+            "`traincost validate` lists their errors).")
 
 
 #: the caveats, in the order an estimate lists them
