@@ -279,28 +279,43 @@ def framework_factor(framework_id: str, accelerator) -> tuple[float, str]:
     >>> framework_factor("megatron", "h100-sxm5-80gb")
     (1.0, 'reference')
     """
+    name = factor_name(framework_id, accelerator)
+    if name:
+        return float(calibration.FRAMEWORKS[name]["factor"]), "fitted"
+    family = accelerator_family(accelerator)
+    if (framework_id == "unspecified" and family in calibration.REFERENCE_FAMILIES) or \
+            (framework_id == REFERENCE_FRAMEWORK and family == REFERENCE_FAMILY):
+        return 1.0, "reference"
+    return 1.0, "borrowed"
+
+
+def factor_name(framework_id: str, accelerator) -> str:
+    """The name, in data/calibration.json's frameworks, of the fitted factor a framework
+    runs with on an accelerator (:func:`framework_factor`): the device's own
+    (:func:`device_factor_key`), else its family's (:func:`factor_key`); for an unstated
+    framework on a family the reference framework has no run on (TPUs), the one framework
+    fitted on the device, else on the family, if there is exactly one. ``''`` where the
+    reference's factor applies (the reference itself, or borrowed).
+
+    >>> factor_name("maxtext", "tpu-v5p"), factor_name("megatron", "h100-sxm5-80gb")
+    ('maxtext on Google', '')
+    """
     framework(framework_id)
     family = accelerator_family(accelerator)
-    device = device_factor_key(framework_id, accelerator)
-    if device in calibration.FRAMEWORKS:
-        return float(calibration.FRAMEWORKS[device]["factor"]), "fitted"
     if framework_id == "unspecified":
         if family in calibration.REFERENCE_FAMILIES:
-            return 1.0, "reference"
-        # no reference-framework run on this family (TPUs): the one framework fitted on the
-        # device, else on the family, if there is exactly one, is its calibrated stack
+            return ""
         acc_id = accelerator.id if isinstance(accelerator, Accelerator) else str(accelerator)
         own = [k for k in calibration.FRAMEWORKS if k.endswith(f" on {acc_id}")] or \
             [k for k in calibration.FRAMEWORKS if k.endswith(f" on {family}")]
-        if len(own) == 1:
-            return float(calibration.FRAMEWORKS[own[0]]["factor"]), "fitted"
-        return 1.0, "borrowed"
+        return own[0] if len(own) == 1 else ""
+    device = device_factor_key(framework_id, accelerator)
+    if device in calibration.FRAMEWORKS:
+        return device
     if framework_id == REFERENCE_FRAMEWORK and family == REFERENCE_FAMILY:
-        return 1.0, "reference"
-    fitted = calibration.FRAMEWORKS.get(factor_key(framework_id, accelerator))
-    if fitted is None:
-        return 1.0, "borrowed"
-    return float(fitted["factor"]), "fitted"
+        return ""
+    key = factor_key(framework_id, accelerator)
+    return key if key in calibration.FRAMEWORKS else ""
 
 
 @functools.cache

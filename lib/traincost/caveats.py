@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from . import calibration, catalog, comm
+from . import catalog, comm
 from .assemble import eager_elementwise
 from .inputs import FUSED_ATTENTION_KERNELS
 from .units import GIB, GIGA
@@ -188,8 +188,7 @@ def _fitted_says(est) -> str:
     factor = catalog.framework_factor(fw, est.accelerator)[0]
     who = "an unstated framework on this family" if fw == "unspecified" else fw
     acc = est.accelerator
-    own = [k for k in calibration.FRAMEWORKS if k.endswith(f" on {acc.id}")
-           and k.startswith(f"{fw} on " if fw != "unspecified" else "")]
+    own = catalog.factor_name(fw, acc).split(" on ", 1)[-1] == acc.id   # the device's own
     fitted_on = (f"fitted on its own published runs on {acc.id}, which has no measured matmul "
                  "ceiling, so the factor carries that ceiling too" if own else
                  "fitted on its own published runs")
