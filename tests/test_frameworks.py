@@ -159,9 +159,11 @@ def test_new_runs_carry_their_pre_fit_error():
              "mlperf50-amd-lora70b-mi325x-8", "mlperf51-amd-lora70b-mi300x-8",
              "mlperf51-amd-lora70b-mi325x-8",
              *RUNS.index[RUNS.index.str.startswith(("ibm-fsdp-", "ds-deepcompile-",
-                                                    "fsdp-deepcompile-", "tpurecipes-v6e-"))]]
-    # IBM's twelve fms-fsdp runs, DeepCompile's eight, the Trillium MaxText recipes' twelve
-    assert len(later) == 46
+                                                    "fsdp-deepcompile-", "tpurecipes-v6e-",
+                                                    "nemo-longseq-"))]]
+    # IBM's twelve fms-fsdp runs, DeepCompile's eight, the Trillium MaxText recipes' twelve,
+    # NeMo's long-sequence page's seventeen
+    assert len(later) == 63
     old = RUNS.loc[~RUNS.index.str.startswith(NEW) & ~RUNS.index.isin(later)]
     assert old["prefit_error_pct"].isna().all()
     assert RUNS.loc[later, "prefit_basis"].str.contains("before the row joined the fit").all()
