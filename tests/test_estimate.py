@@ -574,3 +574,36 @@ def test_an_fp8_runs_output_layer_runs_at_the_16_bit_rate():
         assert saved == pytest.approx(flop / rate, rel=1e-9), precision
     assert traincost.estimate(precision="fp8", **kw).step_time_s \
         < traincost.estimate(precision="bf16", **kw).step_time_s
+
+
+def test_long_context_caveat_quotes_what_validation_finds():
+    # issue 21: from long_context_caveat_rank_tokens tokens a rank, published runs ran slower
+    # than the model predicts; the caveat's figures are the validation's, rounded, so a
+    # change of the model or the data that moves them fails here instead of contradicting it
+    from traincost import validate
+    kw = dict(model="llama3.1-8b", seq_len=65536, tp=2, global_batch=64, tokens=1e10)
+    long = traincost.estimate("h100-sxm5-80gb", 64, cp=4, **kw)
+    short = traincost.estimate("h100-sxm5-80gb", 64, cp=8, **kw)   # 8,192 tokens a rank
+    said = [c for c in long.caveats if c.startswith("long context")]
+    assert len(said) == 1 and "16,384 tokens of each sequence on a rank" in said[0]
+    assert not [c for c in short.caveats if c.startswith("long context")]
+    runs = catalog.published_runs()
+    runs = runs[runs["status"] == "measured"]
+    rank = runs["seq_len"] / runs["cp"].fillna(1)
+    long_ids = rank.index[rank >= DEFAULT.long_context_caveat_rank_tokens]
+    table = validate.compare_published()
+    err = table[(table["family"] == "throughput") & table["case"].isin(long_ids)] \
+        .set_index("case")["error_pct"]
+
+    def span(prefix):
+        e = err[err.index.str.startswith(prefix) & (err > 0)]
+        return f"{e.min():.0f}-{e.max():.0f}%"
+    gpus = err[[runs.loc[c, "accelerator"].startswith(("h100", "b200")) for c in err.index]]
+    assert f"took {gpus[gpus > 0].min():.0f}-{gpus.max():.0f}% longer" in said[0]
+    assert f"H100 {span('nemo-longseq-llama2-7b-h100')}" in said[0]
+    assert f"B200 {span('nemo-longseq-llama3.1-8b-b200')}" in said[0]
+    assert f"H100: {span('tt-h100')}" in said[0]
+    slower = err[err < 0]
+    assert sorted(f"{v:.0f}%" for v in slower) == ["-12%", "-4%"]
+    assert f"405B at 32K ({err['tt-h100-llama3.1-405b-512-4d-cp1-s32k']:.0f}%)" in said[0]
+    assert f"16K on A100 ({err['lf-mpt-7b-8-a100-40gb-s16384']:.0f}%)" in said[0]

@@ -286,6 +286,25 @@ def _offload_says(est) -> str:
             "run with offload checks this.")
 
 
+
+def _rank_tokens(est) -> float:
+    """Tokens of one sequence on a context-parallel rank, seq_len / cp. [tokens]"""
+    return est.job.seq_len / est.parallel.cp
+
+
+def _long_context_says(est) -> str:
+    return (f"long context: {_rank_tokens(est):,.0f} tokens of each sequence on a rank "
+            f"(seq {est.job.seq_len:,} / cp {est.parallel.cp}). The published H100 and B200 "
+            f"runs with at least {est.assumptions.long_context_caveat_rank_tokens:,.0f} "
+            "tokens a rank took 8-68% longer a step than this model predicts (NeMo's "
+            "long-sequence page: H100 21-55%, B200 8-26%; torchtitan's 32K and 256K runs on "
+            "H100: 17-68%; `traincost validate --case nemo-longseq-llama2-7b-h100-s256k`): "
+            "their attention reached about 60% of the fused kernel's isolated rate on H100, "
+            "about 77% on B200, a loss the model does not have. Two such runs came out slower "
+            "than predicted: torchtitan's 4D Llama 3.1 405B at 32K (-4%) and llm-foundry's "
+            "MPT-7B at 16K on A100 (-12%). Treat this step time as the fast end.")
+
+
 RULES = (
     Rule("framework-borrowed", lambda est: _framework_status(est) == "borrowed",
          _borrowed_says, "traincost.calibrate.own_frameworks (issue 21's evidence rule)"),
@@ -300,6 +319,10 @@ RULES = (
          _offload_says, "data/accelerators.csv (host_link_bytes_per_s, host_memory_bytes, "
          "host_source); Assumptions.host_copy_efficiency; Megatron-Core "
          "TransformerConfig (cpu_offloading checks)"),
+    Rule("long-context",
+         lambda est: _rank_tokens(est) >= est.assumptions.long_context_caveat_rank_tokens,
+         _long_context_says, "data/published_runs.csv (nemo-longseq-*, tt-h100-llama3.1-*-cp*; "
+         "their model_gap column); Assumptions.long_context_caveat_rank_tokens"),
     Rule("zero3-across-nodes", _zero3_across_nodes, _zero3_says,
          "AWS awsome-distributed-training nccl-tests (two-level all-reduce); torchtitan and "
          "llm-foundry FSDP runs; Narayanan et al. SC21 Table 2 (DeepSpeed ZeRO-3, a model "
