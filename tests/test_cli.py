@@ -169,6 +169,10 @@ def test_validate_table_marks_the_model_gaps(capsys):
     assert "gap" in rows["opt-175b-llama-normalized"]
     assert "gap" not in rows["llama1-7b"]
     assert "`traincost validate --case ID` says why" in out
+    # the footer prints no NaN: Megatron on AMD, the reference framework on another family,
+    # has no held-out-framework figure and says why
+    assert "nan" not in out.lower()
+    assert "not held out as a framework (the reference framework's own)" in " ".join(out.split())
 
 
 def test_one_number_format(capsys):

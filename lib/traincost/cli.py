@@ -520,10 +520,13 @@ def _print_held_out(metrics: dict) -> None:
           f"runs no fit uses (framework not stated or too few runs): "
           f"{m['unfitted_mape_pct']}% over {m['unfitted_cases']}"))
     for key, r in FRAMEWORKS.items():
+        held = r["held_out_framework_mape_pct"]
+        # the reference framework on another family is never held out as a framework
+        held = (f"{held}% with the reference factor" if math.isfinite(held) else
+                "not held out as a framework (the reference framework's own)")
         print(_wrap(f"  framework {key}: factor {r['factor']:.3f} from {r['runs']} runs in "
               f"{r['documents']} documents; leave-one-out {r['loo_mape_pct']}% "
-              f"(worst {r['loo_worst_pct']}%), {r['held_out_framework_mape_pct']}% with the "
-              f"reference factor", "    "))
+              f"(worst {r['loo_worst_pct']}%), {held}", "    "))
     for family, r in BY_FAMILY.items():
         print(f"  {family}: {r['cases']} runs, leave-one-out {r['mape_pct']}% "
               f"(worst {r['worst_pct']}%)")
