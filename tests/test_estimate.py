@@ -577,7 +577,7 @@ def test_an_fp8_runs_output_layer_runs_at_the_16_bit_rate():
 
 
 def test_long_context_caveat_quotes_what_validation_finds():
-    # issue 21: from long_context_caveat_rank_tokens tokens a rank, published runs ran slower
+    # issue 21: from long_context_rank_tokens tokens a rank, published runs ran slower
     # than the model predicts; the caveat's figures are the validation's, rounded, so a
     # change of the model or the data that moves them fails here instead of contradicting it
     from traincost import validate
@@ -590,7 +590,7 @@ def test_long_context_caveat_quotes_what_validation_finds():
     runs = catalog.published_runs()
     runs = runs[runs["status"] == "measured"]
     rank = runs["seq_len"] / runs["cp"].fillna(1)
-    long_ids = rank.index[rank >= DEFAULT.long_context_caveat_rank_tokens]
+    long_ids = rank.index[rank >= DEFAULT.long_context_rank_tokens]
     table = validate.compare_published()
     err = table[(table["family"] == "throughput") & table["case"].isin(long_ids)] \
         .set_index("case")["error_pct"]

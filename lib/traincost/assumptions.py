@@ -123,14 +123,15 @@ class Assumptions:
         "computes the output layer whole, has at least this much more work than the average "
         "stage (workload.last_stage_excess), pointing at --balanced-pipeline. Below the "
         "model's own out-of-sample error the loss is not worth a line.")
-    long_context_caveat_rank_tokens: float = _a(
+    long_context_rank_tokens: float = _a(
         16384.0, "tokens", "NVIDIA NeMo's long-sequence page (data/published_runs.csv "
         "nemo-longseq-*): on H100 its 4K and 8K rows land within 4% of the model, its 16K row "
         "(16,384 tokens a rank) 20.8% fast and every longer one 34-55% fast; torchtitan's 32K "
         "run without context parallelism 17% fast", "estimate",
         "An estimate whose context-parallel rank holds at least this many tokens of a "
-        "sequence (seq_len / cp) carries the long-context caveat: from there, published runs "
-        "ran slower than the model predicts (issue 21).")
+        "sequence (seq_len / cp) carries the long-context caveat, and its interval draws "
+        "from the long-context runs' errors (traincost.uncertainty.error_class): from "
+        "there, published runs ran slower than the model predicts (issue 21).")
     memory_headroom_fraction: float = _a(
         0.10, "fraction", "Rajbhandari et al. 2020 (ZeRO) Sec. 3.2 (fragmentation: out-of-memory "
         "with over 30% of memory still free in extreme cases); PyTorch CUDA semantics notes "

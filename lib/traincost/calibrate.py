@@ -48,7 +48,7 @@ from .assumptions import PRIOR, Assumptions
 from .assemble import Inputs, columns, fixed_knobs, framework_knobs, system
 from .catalog import precision_group
 from .model import evaluate, report_units
-from .uncertainty import ERROR_CLASSES, interval_coverage
+from .uncertainty import ERROR_CLASSES, interval_coverage, long_context_ids
 from .validate import METRICS, case_inputs
 
 #: the free constants and their bounds (each is a field of Assumptions)
@@ -531,10 +531,12 @@ def framework_loo_errors(cases: list[Case], f: Fit) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["case", "error_pct"])
 
 
-def prepare_cases(runs: pd.DataFrame | None = None, prior: Assumptions = PRIOR) -> list[Case]:
-    """Cases with measured throughput that the model can lay out."""
+def prepare_cases(runs: pd.DataFrame | None = None, prior: Assumptions = PRIOR,
+                  gaps: bool = False) -> list[Case]:
+    """Cases with measured throughput that the model can lay out; ``gaps``: the model
+    gaps' too (never fitted: the long-context interval class draws from their errors)."""
     runs = catalog.published_runs() if runs is None else runs
-    runs = runs[(runs["status"] == "measured") & runs["model_gap"].isna()]
+    runs = runs[(runs["status"] == "measured") & (gaps | runs["model_gap"].isna())]
     out = []
     for _, row in runs.iterrows():
         try:
@@ -630,20 +632,22 @@ def write_calibration(record: dict, path: Path | None = None) -> Path:
 
 
 def error_pools(cases: list[Case], f: Fit, by_document: pd.DataFrame,
-                by_framework: pd.DataFrame) -> pd.DataFrame:
+                by_framework: pd.DataFrame, long_gaps: list[Case] = ()) -> pd.DataFrame:
     """The held-out log errors each interval class draws from, with their documents. [-]
 
     ``reference``: the reference framework's runs held out by document; ``fitted``: the
     fitted frameworks' runs held out by document; ``borrowed``: runs predicted with a factor
     they were not fitted with (frameworks with too few runs, and whole frameworks held out);
     ``unspecified``: an unstated framework could be any of them, the reference's and the
-    borrowed errors together. ``eps`` = log(predicted / measured).
+    borrowed errors together; ``long-context`` (:func:`long_context_ids`), whatever the
+    framework: the fitted long-context runs held out by document and the long-context model
+    gaps ``long_gaps`` (never fitted) under ``f``. ``eps`` = log(predicted / measured).
 
     Returns
     -------
     DataFrame with ``cls``, ``case``, ``document``, ``eps``.
     """
-    doc = {c.case: c.document for c in cases}
+    doc = {c.case: c.document for c in (*cases, *long_gaps)}
     fw = {c.case: c.stack for c in cases}
     own = f.own
 
@@ -659,6 +663,10 @@ def error_pools(cases: list[Case], f: Fit, by_document: pd.DataFrame,
              "borrowed": frame(borrowed, "borrowed")}
     parts["unspecified"] = pd.concat([parts["reference"], parts["borrowed"]]).assign(
         cls="unspecified")
+    long = long_context_ids(catalog.published_runs(), f.assumptions)
+    parts["long-context"] = frame(pd.concat(
+        [by_document[by_document["case"].isin(long)], errors_under(list(long_gaps), f)],
+        ignore_index=True), "long-context")
     return pd.concat([parts[c] for c in ERROR_CLASSES], ignore_index=True)
 
 
@@ -749,7 +757,10 @@ def main(argv=None) -> int:
                            "loo_mape_pct": _pct(e.mean()), "loo_worst_pct": _pct(e.max()),
                            "held_out_framework_mape_pct": _pct(lo.mean())}
     pooled = pd.concat([*errors, fw_loo, unfitted], ignore_index=True)
-    pools = error_pools(every, whole, by_document, lofo)
+    long = long_context_ids(runs, whole.assumptions)
+    long_gaps = prepare_cases(runs[runs.index.isin(long) & runs["model_gap"].notna()],
+                              gaps=True)
+    pools = error_pools(every, whole, by_document, lofo, long_gaps)
     coverage = interval_coverage(pools)
     for cls, r in coverage.iterrows():
         metrics[f"interval_{cls}_figures"] = int(r.figures)

@@ -14,6 +14,7 @@ from typing import Callable
 from . import catalog, comm
 from .assemble import eager_elementwise
 from .inputs import FUSED_ATTENTION_KERNELS
+from .uncertainty import is_long_context
 from .units import GIB, GIGA
 from .workload import last_stage_excess
 
@@ -295,7 +296,7 @@ def _rank_tokens(est) -> float:
 def _long_context_says(est) -> str:
     return (f"long context: {_rank_tokens(est):,.0f} tokens of each sequence on a rank "
             f"(seq {est.job.seq_len:,} / cp {est.parallel.cp}). The published H100 and B200 "
-            f"runs with at least {est.assumptions.long_context_caveat_rank_tokens:,.0f} "
+            f"runs with at least {est.assumptions.long_context_rank_tokens:,.0f} "
             "tokens a rank took 8-68% longer a step than this model predicts (NeMo's "
             "long-sequence page: H100 21-55%, B200 8-26%; torchtitan's 32K and 256K runs on "
             "H100: 17-68%; `traincost validate --case nemo-longseq-llama2-7b-h100-s256k`): "
@@ -320,9 +321,9 @@ RULES = (
          "host_source); Assumptions.host_copy_efficiency; Megatron-Core "
          "TransformerConfig (cpu_offloading checks)"),
     Rule("long-context",
-         lambda est: _rank_tokens(est) >= est.assumptions.long_context_caveat_rank_tokens,
+         lambda est: is_long_context(est.job.seq_len, est.parallel.cp, est.assumptions),
          _long_context_says, "data/published_runs.csv (nemo-longseq-*, tt-h100-llama3.1-*-cp*; "
-         "their model_gap column); Assumptions.long_context_caveat_rank_tokens"),
+         "their model_gap column); Assumptions.long_context_rank_tokens"),
     Rule("zero3-across-nodes", _zero3_across_nodes, _zero3_says,
          "AWS awsome-distributed-training nccl-tests (two-level all-reduce); torchtitan and "
          "llm-foundry FSDP runs; Narayanan et al. SC21 Table 2 (DeepSpeed ZeRO-3, a model "

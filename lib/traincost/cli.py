@@ -360,8 +360,10 @@ _DRIVER_WORDS = {"train_time_days": "time", "facility_energy_mwh": "energy",
 def _interval_lines(box) -> list:
     if not box:
         return []
+    cls = ("long-context runs" if box["class"] == "long-context"
+           else f"{box['class']} framework class")
     head = (f"  range       p10-p90 under the model's error on published runs it was not "
-            f"fitted on ({box['class']} framework class) and the sourced ranges of "
+            f"fitted on ({cls}) and the sourced ranges of "
             f"{len(box['inputs']) - 1} inputs (data/input_ranges.csv), "
             f"{box['draws']:,} draws:")
     return [head] + [f"              {_fmt(box[k][0])} - {_fmt(box[k][2])} {unit} "

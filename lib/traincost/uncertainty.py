@@ -12,7 +12,11 @@ its source document) in four classes, by how the estimate's framework factor cam
 * ``borrowed``: a framework with too few published runs, predicted with the reference's
   factor (its pool: such runs, and whole fitted frameworks held out);
 * ``unspecified``: no framework given, which could be any: the reference and borrowed
-  pools together.
+  pools together;
+* ``long-context``: whatever the framework, a run with at least
+  :attr:`~traincost.Assumptions.long_context_rank_tokens` tokens of a sequence on a
+  context-parallel rank, where the model runs published steps too fast (issue 21): the
+  errors of the measured runs at that length, most of them model gaps no fit uses.
 
 :func:`intervals` draws from the class's pool (a bootstrap: the measured misses, not a
 fitted shape), its spread about the median widened by :func:`new_document_factor` for the
@@ -57,7 +61,7 @@ from .assemble import columns
 from .model import evaluate, report_units
 
 #: the interval classes (:func:`error_class`), each with its pool of held-out errors
-ERROR_CLASSES = ("reference", "fitted", "borrowed", "unspecified")
+ERROR_CLASSES = ("reference", "fitted", "borrowed", "unspecified", "long-context")
 #: the outputs an interval is given for (report keys)
 INTERVAL_KEYS = ("tokens_per_s", "step_time_s", "mfu", "train_time_days", "device_hours",
                  "avg_power_w_per_device", "facility_energy_mwh", "co2e_t", "cost_usd",
@@ -75,18 +79,51 @@ DEFAULT_DRAWS = 10_000
 BAND_DRAWS = 2000
 
 
-def error_class(framework: str, accelerator) -> str:
+def error_class(framework: str, accelerator, long_context: bool = False) -> str:
     """Which held-out errors stand for an estimate's own (see the module notes). [-]
+
+    ``long_context``: a rank holds at least ``long_context_rank_tokens`` tokens of a
+    sequence (:func:`is_long_context`), which decides the class whatever the framework.
 
     >>> error_class("megatron", "h100-sxm5-80gb"), error_class("torchtitan", "a100-sxm4-80gb")
     ('reference', 'fitted')
     >>> error_class("unspecified", "h100-sxm5-80gb"), error_class("deepspeed", "gaudi2")
     ('unspecified', 'borrowed')
+    >>> error_class("megatron", "h100-sxm5-80gb", long_context=True)
+    'long-context'
     """
+    if long_context:
+        return "long-context"
     status = catalog.framework_factor(framework, accelerator)[1]
     if framework == "unspecified" and status == "reference":
         return "unspecified"
     return status
+
+
+def is_long_context(seq_len, cp, assumptions) -> bool:
+    """Whether a rank holds at least ``assumptions.long_context_rank_tokens`` tokens of a
+    sequence, ``seq_len / cp`` (the long-context caveat and interval class). [-]
+
+    >>> from traincost.assumptions import DEFAULT
+    >>> is_long_context(65536, 4, DEFAULT), is_long_context(65536, 8, DEFAULT)
+    (True, False)
+    """
+    return seq_len / cp >= assumptions.long_context_rank_tokens
+
+
+def long_context_ids(runs, assumptions):
+    """The measured runs of ``runs`` (a published-runs table) with at least
+    ``long_context_rank_tokens`` tokens of a sequence on a context-parallel rank (seq_len /
+    cp, cp 1 where not stated): the long-context class's runs. [-]"""
+    runs = runs[runs["status"] == "measured"]
+    rank = runs["seq_len"] / runs["cp"].fillna(1)
+    return rank.index[rank >= assumptions.long_context_rank_tokens]
+
+
+def _class_of(system, spec, parallel, assumptions) -> str:
+    """:func:`error_class` of a layout of ``spec`` on ``system``."""
+    return error_class(spec.stack.framework, system.accelerator,
+                       is_long_context(spec.job.seq_len, parallel.cp, assumptions))
 
 
 def error_pool(cls: str) -> np.ndarray:
@@ -220,11 +257,11 @@ def uncertain_inputs(est) -> list:
     that applies (a PUE range matching the site's PUE scope, the grid ranges unless the
     grid intensity was given, the WUE range unless the WUE was given, every assumption
     range). [-]"""
-    return _uncertain(est.system, est.inputs)
+    return _uncertain(est.system, est.inputs, _class_of(est.system, est.inputs, est.parallel,
+                                                        est.assumptions))
 
 
-def _uncertain(system, spec) -> list:
-    cls = error_class(spec.stack.framework, system.accelerator)
+def _uncertain(system, spec, cls: str) -> list:
     out = [Uncertain("model", "model_error_factor", "model", "throughput model",
                      _error_ppf(cls))]
     for inp in _drawn_ranges(catalog.input_ranges()):
@@ -358,14 +395,14 @@ def layout_intervals(system, spec, precision: str, parallel, assumptions,
     _check_draws(draws)
     if spread not in ("all", "model"):
         raise ValueError(f"spread: {spread!r} is not one of all, model")
-    inputs = _uncertain(system, spec)
+    cls = _class_of(system, spec, parallel, assumptions)
+    inputs = _uncertain(system, spec, cls)
     if spread == "model":
         inputs = inputs[:1]
-    cls = error_class(spec.stack.framework, system.accelerator)
     u, values = _seeded_values(inputs, int(draws), seed, cls)
     rep = _evaluate_design(system, spec, precision, parallel, assumptions, u, inputs, values)
     out = {key: [float(q) for q in np.quantile(rep[key], QUANTILES)] for key in INTERVAL_KEYS}
-    return {**out, "class": error_class(spec.stack.framework, system.accelerator),
+    return {**out, "class": cls,
             "draws": int(draws), "inputs": [i.id for i in inputs]}
 
 
