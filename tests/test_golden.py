@@ -211,6 +211,9 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   fp8 GEMMs or a framework refitted with it move by at most 0.055% (median -0.016%), with
   the estimates and the validation's summaries; each estimate's accuracy note reads 7.3%
   over 34 documents.
+- NVIDIA's twelve Grok-1 314B benchmarks join as model gaps (a new preset, grok1-314b-nemo):
+  no sweep row or estimate moves; the validation gains the cases and its model-gap summary
+  moves.
 """
 
 from __future__ import annotations
