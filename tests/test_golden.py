@@ -213,7 +213,7 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   over 34 documents.
 - NVIDIA's twelve Grok-1 314B benchmarks join as model gaps (a new preset, grok1-314b-nemo):
   no sweep row or estimate moves; the validation gains the cases and its model-gap summary
-  moves.
+  moves. The MoE caveat now quotes them (estimate[3]'s text changes; no number moves).
 """
 
 from __future__ import annotations

@@ -160,10 +160,13 @@ def _record_says(est) -> str:
 
 def _moe_says(est) -> str:
     return (f"MoE: the expert all-to-all and GEMMs assume each of the {est.workload.experts} "
-            "experts gets an even share of the tokens; routing imbalance is not modelled. The "
-            "one MoE run checked, DeepSeek-V3's pre-training, balances its experts by design "
-            "(see `traincost validate` for its error); with less even routing, treat this step "
-            "time as the fast end.")
+            "experts gets an even share of the tokens; routing imbalance is not modelled, nor "
+            "the token permutation around the all-to-all and the router's own work. The MoE "
+            "runs checked: DeepSeek-V3's pre-training (device-hours; its experts balanced by "
+            "design) and NVIDIA's Grok-1 314B benchmarks on 512-2,048 H100 (experts padded to "
+            "an even share), whose steps took 7-15% longer than predicted (`traincost "
+            "validate --case nvidia-dgxc-grok1-314b-gsw2502-fp8-512`). Treat this step time "
+            "as the fast end.")
 
 
 def _framework_status(est) -> str:
