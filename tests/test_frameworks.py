@@ -160,10 +160,12 @@ def test_new_runs_carry_their_pre_fit_error():
              "mlperf51-amd-lora70b-mi325x-8",
              *RUNS.index[RUNS.index.str.startswith(("ibm-fsdp-", "ds-deepcompile-",
                                                     "fsdp-deepcompile-", "tpurecipes-v6e-",
-                                                    "nemo-longseq-", "nvidia-dgxc-grok1-"))]]
+                                                    "nemo-longseq-", "nvidia-dgxc-grok1-",
+                                                    "nvidia-dgxc-maxtext-"))]]
     # IBM's twelve fms-fsdp runs, DeepCompile's eight, the Trillium MaxText recipes' twelve,
-    # NeMo's long-sequence page's seventeen, NVIDIA's twelve Grok-1 benchmarks
-    assert len(later) == 75
+    # NeMo's long-sequence page's seventeen, NVIDIA's twelve Grok-1 benchmarks and its
+    # twenty-two MaxText ones
+    assert len(later) == 97
     old = RUNS.loc[~RUNS.index.str.startswith(NEW) & ~RUNS.index.isin(later)]
     assert old["prefit_error_pct"].isna().all()
     assert RUNS.loc[later, "prefit_basis"].str.contains("before the row joined the fit").all()

@@ -353,15 +353,20 @@ def test_every_published_run_fits_the_memory_model():
     # The Trillium MaxText recipes' runs on TPU v6e (32 GB) keep each layer's input, and for
     # the 8B and 70B the attention projections' outputs, in host memory (remat_policy
     # custom, 'offload'): traincost states offload only for whole layers, and not on TPUs,
-    # whose host links the catalog lacks; only GPT-3 175B, at plain full remat, fits
+    # whose host links the catalog lacks; only GPT-3 175B, at plain full remat, fits.
+    # NVIDIA's MaxText Llama 2 70B BF16 runs (GSW 24.11) keep the attention projections' and
+    # the MLP's output in every layer (remat_policy custom), read as full recompute over
+    # 0.566 of the layers: the other 0.434 then keep every activation, 96-104 GiB
     table = compare_published()
     missed = table[table["note"].fillna("").str.contains("memory model")]
     v6e = {f"tpurecipes-v6e-llama3.1-{m}" for m in
            ("8b-8", "8b-16", "8b-32", "8b-64", "8b-128", "8b-256", "70b-32", "70b-64",
             "70b-128", "70b-256", "405b-512")}
+    maxtext_gpu = {f"nvidia-dgxc-maxtext-llama2-70b-gsw2411-bf16-{n}"
+                   for n in (64, 128, 256, 512, 1024, 2048)}
     assert set(missed["case"]) == {"mt-v4-22b-64", "mt-v5p-32b-64", "mt-v5p-32b-128",
-                                   "mt-v5p-128b-128", "mt-v5p-256b-512", *v6e}, \
-        sorted(set(missed["case"]))
+                                   "mt-v5p-128b-128", "mt-v5p-256b-512", *v6e,
+                                   *maxtext_gpu}, sorted(set(missed["case"]))
     long = ["tt-h100-llama3.1-8b-8-cp1-s32k", "tt-h100-llama3.1-8b-8-cp8-s256k"]
     reported = RUNS.loc[long, "reported_peak_memory_gib_per_device"]
     assert (reported > 85_520_809_984 / 2**30).all() and (reported < 96e9 / 2**30).all()
@@ -523,11 +528,17 @@ def test_leave_one_document_out_worst_case(document_held_out):
     # Missed since 2026-12-03 by two runs of a new device's first campaign: with one of TPU
     # v6e's two documents held out, the other is too few to fit v6e's own factor, so the
     # held-out runs are predicted with the TPU family's, as before any v6e run was known
-    # (their recorded pre-fit errors: GPT-3 175B +26.5%, Llama 3.1 405B +31.0%)
+    # (their recorded pre-fit errors: GPT-3 175B +26.5%, Llama 3.1 405B +31.0%); and one
+    # run of MaxText on NVIDIA since NVIDIA's two 2024-12/2025-02 MaxText campaigns gave that
+    # stack a factor of its own (1.28): MaxText's A3 README of 2024-04, JAX and MaxText eight
+    # months older, ran its Llama 2 7B on 128 H100 about 27% slower than the newer runs' factor
+    # predicts (in sample 26.5%); one factor a framework cannot carry its versions
     err = document_held_out.set_index("case")["error_pct"].abs()
     assert set(err[err > 25.0].index) == {"tpurecipes-v6e-gpt3-175b-256",
-                                          "tpurecipes-v6e-llama3.1-405b-512"}
-    assert err[~err.index.str.startswith("tpurecipes-v6e-")].max() <= 25.0
+                                          "tpurecipes-v6e-llama3.1-405b-512",
+                                          "mt-a3-llama2-7b-128"}
+    assert err[~err.index.str.startswith("tpurecipes-v6e-")
+               & (err.index != "mt-a3-llama2-7b-128")].max() <= 25.0
 
 
 def test_leave_one_out_never_fits_on_the_held_out_case(monkeypatch):
