@@ -47,6 +47,30 @@ def test_array_mask_matches_scalar_checks():
         assert ok == bool(mask[i])
 
 
+def test_kept_valid_chunks_are_those_of_their_own_space_chunk_and_architecture():
+    """valid_chunk keeps its last chunks: each call, repeated or after another space, chunk
+    or architecture, returns the valid rows of its own arguments (candidate_chunk filtered by
+    valid, computed here afresh), read-only."""
+    space = layout.candidate_space({}, heads=96, layers=80, experts=0, devices=1536, domain=8)
+    size = layout.space_size(space)
+    calls = [(space, 0, size, ARCH), (space, 0, size, {**ARCH, "devices": 768}),
+             (space, 0, size, {**ARCH, "global_batch": 1536}),
+             ({**space, "tp": space["tp"][::-1]}, 0, size, ARCH),     # same size, other order
+             ({**space, "tp": [1, 2]}, 0, layout.space_size({**space, "tp": [1, 2]}), ARCH),
+             (space, 5, 900, ARCH), (space, 0, size, ARCH)]           # the first again
+    for sp, start, stop, arch in calls:
+        pos, lay = layout.valid_chunk(sp, start, stop, arch)
+        every = layout.candidate_chunk(sp, start, stop)
+        want = np.flatnonzero(layout.valid({**arch, **every}))
+        assert len(want) and np.array_equal(pos, want)
+        assert list(lay) == list(every)
+        for k, v in lay.items():
+            assert np.array_equal(v, every[k][want]) and not v.flags.writeable
+    kept = layout._VALID_CHUNKS.values()                     # and what is kept is bounded
+    assert 0 < len(kept) <= layout._VALID_KEPT_CHUNKS
+    assert sum(len(pos) for pos, _ in kept) <= layout._VALID_KEPT_LAYOUTS
+
+
 def test_candidates_respect_fixed_knobs_and_bounds():
     c = layout.candidates({"tp": 4, "recompute": 2}, heads=32, layers=32, experts=8,
                           devices=64, domain=8)

@@ -544,6 +544,46 @@ def test_cheapest_for_deadline_winner_meets_the_deadline():
     assert box.result.loc[box.winner, "cost_usd"] <= df.loc[w, "cost_usd"]
 
 
+def test_cheapest_for_deadline_kept_candidates_show_what_a_fresh_widget_shows(monkeypatch):
+    """The widget keeps its last candidate tables by their inputs: after each change, and
+    back at inputs it computed before, it shows what a widget built with those inputs
+    shows (texts, chart, table). A change of the tokens, region, device counts or
+    accelerators changes those outputs, so a table kept under too loose a key would show;
+    only the deadline and a return to kept inputs search no candidates."""
+    from traincost import explore
+    from traincost.units import GIGA
+    searched = []
+    search = explore.deadline_candidates
+    monkeypatch.setattr(explore, "deadline_candidates",
+                        lambda *a: searched.append(a[0]["model"]) or search(*a))
+    inputs = {"model": "llama2-7b", "tokens": None, "region": "world",
+              "accelerators": ("h100-sxm5-80gb", "b200"), "device_counts": (64, 256),
+              "deadline_days": 14.0}
+    box = widgets.cheapest_for_deadline(**inputs)
+    # (control, its new value, the builder's argument and value, searches it takes)
+    steps = [("model", "llama2-13b", "model", "llama2-13b", 1),
+             ("model", "llama2-7b", "model", "llama2-7b", 0),               # back: kept
+             ("tokens", 300.0, "tokens", 300.0 * GIGA, 1),
+             ("region", "FRA", "region", "FRA", 1),
+             ("devices", "128", "device_counts", (128,), 1),
+             ("accelerators", ("b200",), "accelerators", ("b200",), 1),
+             ("deadline", 30.0, "deadline_days", 30.0, 0),                  # re-picks only
+             ("model", "llama2-13b", "model", "llama2-13b", 1)]  # other region, devices: new
+    for control, value, name, arg, searches in steps:
+        before = len(searched)
+        box.controls[control].value = value
+        assert len(searched) - before == searches, (control, value)
+        inputs[name] = arg
+        if control == "model":
+            inputs["tokens"] = None                   # the widget takes the preset's tokens
+        fresh = widgets.cheapest_for_deadline(**inputs)
+        for out in ("message", "summary", "table", "chart"):
+            assert getattr(box, out).value == getattr(fresh, out).value, (control, value, out)
+        pd.testing.assert_frame_equal(box.result, fresh.result)
+        assert box.winner == fresh.winner
+    assert box.result.index.tolist() == ["b200@128"]
+
+
 def test_cheapest_for_deadline_messages():
     box = widgets.cheapest_for_deadline(accelerators=("h100-sxm5-80gb",))
     box.controls["deadline"].value = 1.0

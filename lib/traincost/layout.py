@@ -360,6 +360,57 @@ def candidate_chunk(space: dict, start: int, stop: int) -> dict:
     return {k: digits[k] for k in space}
 
 
+#: what :func:`valid_chunk` keeps: the last few chunks, at most this many valid layouts in all
+#: (10 int64 columns: 5 MiB, a fraction of one search chunk's outputs) [-]
+_VALID_KEPT_LAYOUTS = 1 << 16
+#: and at most this many chunks [-]
+_VALID_KEPT_CHUNKS = 16
+_VALID_CHUNKS: dict = {}
+
+
+def valid_chunk(space: dict, start: int, stop: int, arch: dict) -> tuple[np.ndarray, dict]:
+    """The valid layouts among layouts ``start`` to ``stop - 1`` of ``space``.
+
+    Parameters
+    ----------
+    space : dict
+        Knob -> choices (:func:`candidate_space`). [-]
+    start, stop : int
+        The chunk of :func:`candidate_chunk`. [-]
+    arch : dict
+        The architecture columns (:func:`arch_columns`) the rules of :func:`valid` read. [-]
+
+    Returns
+    -------
+    (numpy.ndarray, dict)
+        The valid layouts' positions counted from ``start``, and their knob columns; both
+        read-only.
+
+    Neither depends on the accelerator, only on the space (the scale-up domain bounds its tp
+    choices), the chunk and the architecture, so the last few are kept: an estimate on each
+    of several accelerators at one device count (:func:`traincost.compare`, the deadline
+    widget's candidates) walks the same layouts on every accelerator of one domain size
+    (issue 26).
+    """
+    key = (tuple((k, tuple(v)) for k, v in space.items()), start, stop, tuple(arch.items()))
+    kept = _VALID_CHUNKS.get(key)
+    if kept is None:
+        lay = candidate_chunk(space, start, stop)
+        pos = np.flatnonzero(valid({**arch, **lay}))
+        lay = {k: v[pos] for k, v in lay.items()}
+        for v in (pos, *lay.values()):
+            v.flags.writeable = False
+        kept = (pos, lay)
+        if len(pos) <= _VALID_KEPT_LAYOUTS:               # a larger chunk is not kept
+            while _VALID_CHUNKS and (
+                    len(_VALID_CHUNKS) >= _VALID_KEPT_CHUNKS
+                    or len(pos) + sum(len(p) for p, _ in _VALID_CHUNKS.values())
+                    > _VALID_KEPT_LAYOUTS):
+                _VALID_CHUNKS.pop(next(iter(_VALID_CHUNKS)))          # the oldest first
+            _VALID_CHUNKS[key] = kept
+    return kept
+
+
 def candidates(fixed: dict, *, heads: int, layers: int, experts: int, devices: int,
                domain: int, global_batch: int | None = None, seq_len: int | None = None) -> dict:
     """Enumerate layout columns: every combination of the open knobs.

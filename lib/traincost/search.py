@@ -501,13 +501,11 @@ def _walk(accelerators, devices, workload, job, stack, parallel, site, space, ca
         fill = 1.0 - headroom
         for start in range(0, g.size, chunk_size):
             stop = min(start + chunk_size, g.size)
-            lay = layout.candidate_chunk(g.space, start, stop)
-            ok = layout.valid({**arch, **lay})
-            if ok.any():
+            pos, lay = layout.valid_chunk(g.space, start, stop, arch)
+            if len(pos):
                 valid_groups.add(gi)
-                index = g.offset + start + np.flatnonzero(ok)
-                lay = {k: v[ok] for k, v in lay.items()}
-                _scan_chunk(scan, g, gi, spec, lay, index, fill, limits, assumptions)
+                _scan_chunk(scan, g, gi, spec, lay, g.offset + start + pos, fill, limits,
+                            assumptions)
             done += stop - start
             if progress is not None:
                 progress(done, total)

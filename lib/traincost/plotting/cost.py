@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
+from matplotlib.transforms import offset_copy
 
 from .base import OKABE_ITO, _short_number, column_lines, finish_lines
 
@@ -44,42 +46,51 @@ def cost_vs_time(df: pd.DataFrame, deadline_days: float, *, winner=None,
         ax = fig.add_subplot()
     else:
         fig = ax.figure
-    drawn = df[pd.to_numeric(df["train_time_days"], errors="coerce").notna()
-               & pd.to_numeric(df["cost_usd"], errors="coerce").notna()]
-    accs = list(dict.fromkeys(df["accelerator"]))
+    # plain arrays, not a frame filtered per accelerator, and the artists ax.plot,
+    # ax.errorbar and ax.annotate would add, added directly: the same pixels in a fraction
+    # of the time (a widget redraws this chart on every change, issue 26)
+    days = pd.to_numeric(df["train_time_days"], errors="coerce").to_numpy(float)
+    cost = pd.to_numeric(df["cost_usd"], errors="coerce").to_numpy(float)
+    drawn = ~np.isnan(days) & ~np.isnan(cost)
+    banded = all(c in df.columns for c in _BANDS)
+    band = df[list(_BANDS)].apply(pd.to_numeric, errors="coerce").to_numpy(float) \
+        if banded else None
+    accel, devices = df["accelerator"].to_numpy(object), df["devices"].to_numpy(object)
     markers = "osD^v<>p"
-    for i, acc in enumerate(accs):
-        sub = drawn[drawn["accelerator"] == acc].sort_values("devices")
-        if sub.empty:
+    # a device count's label 4 points up and right of its point, inside the axes: the layout
+    # need not measure it
+    label_at = offset_copy(ax.transData, fig=fig, x=4, y=4, units="points")
+    for i, acc in enumerate(dict.fromkeys(accel)):
+        rows = np.flatnonzero(drawn & (accel == acc))
+        if not len(rows):
             continue
-        xs = sub["train_time_days"].astype(float).to_numpy()
-        ys = sub["cost_usd"].astype(float).to_numpy()
+        rows = rows[np.argsort(devices[rows].astype(np.int64), kind="stable")]
+        xs, ys = days[rows], cost[rows]
         colour = OKABE_ITO[i % len(OKABE_ITO)]
         ax.plot(xs, ys, color=colour, linewidth=0.8, alpha=0.6)
-        if all(c in sub.columns for c in _BANDS):      # one whisker set per accelerator
-            band = sub[list(_BANDS)].apply(pd.to_numeric, errors="coerce").to_numpy(float)
-            has = np.isfinite(band).all(axis=1)
+        if banded:                                   # one whisker set per accelerator
+            b = band[rows]
+            has = np.isfinite(b).all(axis=1)
             if has.any():
-                ax.errorbar(xs[has], ys[has],
-                            xerr=[xs[has] - band[has, 0], band[has, 1] - xs[has]],
-                            yerr=[ys[has] - band[has, 2], band[has, 3] - ys[has]], fmt="none",
-                            ecolor=colour, elinewidth=0.8, alpha=0.6, gid=f"band:{acc}")
-        for n, x_, y_ in zip(sub["devices"].astype(int), xs, ys):
-            ax.plot([x_], [y_], marker=markers[i % len(markers)], linestyle="none",
-                    color=colour, markeredgecolor="black", markersize=6, gid=f"{acc}@{n}",
-                    label=acc if x_ == xs[0] else None)
-            # a label beside its point, inside the axes: the layout need not measure it
-            ax.annotate(str(n), (x_, y_), textcoords="offset points", xytext=(4, 4),
-                        fontsize=7, color="#444444").set_in_layout(False)
+                whisker = {"color": colour, "linewidth": 0.8, "alpha": 0.6,
+                           "gid": f"band:{acc}"}
+                ax.hlines(ys[has], b[has, 0], b[has, 1], **whisker)
+                ax.vlines(xs[has], b[has, 2], b[has, 3], **whisker)
+        for n, x_, y_ in zip(devices[rows].astype(np.int64), xs, ys):
+            ax.add_line(Line2D([x_], [y_], marker=markers[i % len(markers)], linestyle="none",
+                               color=colour, markeredgecolor="black", markersize=6,
+                               gid=f"{acc}@{n}", label=acc if x_ == xs[0] else None))
+            ax.text(x_, y_, str(n), transform=label_at, fontsize=7,
+                    color="#444444").set_in_layout(False)
     ax.axvline(deadline_days, color="black", linestyle="--", linewidth=1.2, gid="deadline")
-    xmax = max([deadline_days * 1.5] + list(drawn["train_time_days"].astype(float))
-               + list(pd.to_numeric(drawn.get(_BANDS[1], pd.Series(dtype=float)),
-                                    errors="coerce").dropna()))
+    late = (pd.to_numeric(df[_BANDS[1]], errors="coerce").to_numpy(float)[drawn]
+            if _BANDS[1] in df.columns else np.zeros(0))
+    xmax = max([deadline_days * 1.5] + list(days[drawn]) + list(late[~np.isnan(late)]))
     ax.axvspan(deadline_days, xmax * 1.05, color="#DDDDDD", alpha=0.5, linewidth=0)
     ax.text(deadline_days, 1.0, f" deadline {deadline_days:.3g} days",
             transform=ax.get_xaxis_transform(), va="top", fontsize=8)
-    if winner is not None and winner in drawn.index:
-        w = drawn.loc[winner]
+    if winner is not None and winner in df.index[drawn]:
+        w = df.loc[winner]
         ax.plot([float(w["train_time_days"])], [float(w["cost_usd"])], marker="o",
                 markersize=16, markerfacecolor="none", markeredgecolor="#D55E00",
                 markeredgewidth=2, linestyle="none", gid="winner")
@@ -88,7 +99,6 @@ def cost_vs_time(df: pd.DataFrame, deadline_days: float, *, winner=None,
     ax.set_xlabel("Training time [days]")
     ax.set_ylabel("Cost [USD]")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _short_number(v, "USD")))
-    banded = all(c in drawn.columns for c in _BANDS)
     ax.set_title(title or "Cheapest point left of the dashed line wins (numbers: devices"
                  + ("; whiskers: 80% ranges)" if banded else ")"),
                  fontsize=11, fontweight="bold", loc="left")

@@ -20,6 +20,11 @@ DEADLINE_ACCELERATORS = ("a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb", "
 
 DEADLINE_DEVICE_COUNTS = (64, 128, 256, 512, 1024)
 
+#: candidate tables a deadline widget keeps, by their inputs (model, tokens, region,
+#: accelerators, device counts): moving the deadline, or going back to a model compared
+#: moments ago, re-picks from them instead of searching every candidate again (issue 26). [-]
+DEADLINE_KEPT = 8
+
 
 def rent_own_html(table: pd.DataFrame) -> str:
     """Headline numbers of :func:`traincost.explore.rent_vs_own`'s table."""
@@ -211,7 +216,8 @@ def cheapest_for_deadline(model: str = "llama2-7b", accelerators=DEADLINE_ACCELE
         ``controls``, ``message``, ``summary`` (HTML: the winner), ``chart`` (Image: cost
         against time), ``table`` (HTML), ``result`` (the candidates with ``status``),
         ``winner`` (index label or None), ``refresh()``. Moving the deadline only re-picks;
-        other controls recompute the candidates.
+        other controls recompute the candidates, unless the widget computed them for the same
+        inputs among its last :data:`DEADLINE_KEPT`.
     """
     acc_ids = list(catalog.accelerators().index)
     for acc in accelerators:
@@ -237,20 +243,27 @@ def cheapest_for_deadline(model: str = "llama2-7b", accelerators=DEADLINE_ACCELE
     box.controls, box.message, box.summary, box.chart, box.table = \
         controls, message, summary, chart, table
     box.result, box.winner = None, None
-    cache = {"key": None, "candidates": None}
+    kept = {}          # (inputs) -> candidates, least recently used first
+
+    def candidates(p: dict, accs: tuple, counts: tuple) -> pd.DataFrame:
+        """:func:`traincost.explore.deadline_candidates`, kept by every input it reads."""
+        key = (tuple(sorted(p.items())), accs, counts)
+        if key in kept:
+            kept[key] = kept.pop(key)                     # now the most recently used
+        else:
+            found = explore.deadline_candidates(p, accs, counts)     # may raise: not kept
+            if len(kept) >= DEADLINE_KEPT:
+                kept.pop(next(iter(kept)))                    # the least recently used
+            kept[key] = found
+        return kept[key]
 
     def update():
         p = {"model": controls["model"].value, "global_batch": global_batch,
              "tokens": controls["tokens"].value * GIGA, "region": controls["region"].value}
-        accs = tuple(controls["accelerators"].value)
         counts = parse_device_counts(controls["devices"].value)
-        key = (tuple(sorted(p.items())), accs, counts)
-        if cache["key"] != key:
-            cache["candidates"], cache["key"] = None, None
-            cache["candidates"] = explore.deadline_candidates(p, accs, counts)
-            cache["key"] = key
         deadline = controls["deadline"].value
-        df, winner = explore.pick_cheapest(cache["candidates"], deadline)
+        df, winner = explore.pick_cheapest(
+            candidates(p, tuple(controls["accelerators"].value), counts), deadline)
         box.result, box.winner = df, winner
         unpriced = sorted({a for a, s in zip(df["accelerator"], df["status"]) if s == "no price"})
         message.value = message_html(
