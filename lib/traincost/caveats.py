@@ -290,7 +290,6 @@ def _offload_says(est) -> str:
             "run with offload checks this.")
 
 
-
 def _rank_tokens(est) -> float:
     """Tokens of one sequence on a context-parallel rank, seq_len / cp. [tokens]"""
     return est.job.seq_len / est.parallel.cp

@@ -4,8 +4,8 @@ An estimate's main uncertainty is the model's own error, and the honest measure 
 far the model lands from published runs it was not fitted on. :mod:`traincost.calibrate`
 stores those held-out errors (``data/calibration.json`` ``error_pools``: ``eps`` =
 log(predicted / measured) throughput, each run predicted by the calibration refitted without
-its source document) in four classes, by how the estimate's framework factor came about
-(:func:`error_class`):
+its source document) in five classes (:func:`error_class`): four by how the estimate's
+framework factor came about, and one for long context:
 
 * ``reference``: the Megatron-Core/NeMo framework the shared constants are fitted on;
 * ``fitted``: a framework with a factor fitted on its own published runs;
