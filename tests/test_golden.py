@@ -218,6 +218,8 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   own (1.28): no sweep row names a framework, none moves; the estimates' accuracy notes
   follow LOSO (7.5% over 37 documents) and H100's 16-bit leave-one-out (6.9% over 25 runs ->
   7.4% over 38, worst 27.6%, MaxText's A3 run), and the validation gains the cases.
+- the interval pools take a step-time miss as the throughput miss it is (its log error's
+  sign turned): no golden number moves (the tables hold no range of the model's error).
 """
 
 from __future__ import annotations

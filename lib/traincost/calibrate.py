@@ -47,6 +47,7 @@ from . import calibration, catalog, layout
 from .assumptions import PRIOR, Assumptions
 from .assemble import Inputs, columns, fixed_knobs, framework_knobs, system
 from .catalog import precision_group
+from .choices import TIME_KEYS
 from .model import evaluate, report_units
 from .uncertainty import ERROR_CLASSES, interval_coverage, long_context_ids
 from .validate import METRICS, case_inputs
@@ -533,8 +534,7 @@ def framework_loo_errors(cases: list[Case], f: Fit) -> pd.DataFrame:
 
 def prepare_cases(runs: pd.DataFrame | None = None, prior: Assumptions = PRIOR,
                   gaps: bool = False) -> list[Case]:
-    """Cases with measured throughput that the model can lay out; ``gaps``: the model
-    gaps' too (never fitted: the long-context interval class draws from their errors)."""
+    """Cases with measured throughput the model can lay out (``gaps``: model gaps too)."""
     runs = catalog.published_runs() if runs is None else runs
     runs = runs[(runs["status"] == "measured") & (gaps | runs["model_gap"].isna())]
     out = []
@@ -641,20 +641,24 @@ def error_pools(cases: list[Case], f: Fit, by_document: pd.DataFrame,
     ``unspecified``: an unstated framework could be any of them, the reference's and the
     borrowed errors together; ``long-context`` (:func:`long_context_ids`), whatever the
     framework: the fitted long-context runs held out by document and the long-context model
-    gaps ``long_gaps`` (never fitted) under ``f``. ``eps`` = log(predicted / measured).
+    gaps ``long_gaps`` (never fitted) under ``f``. ``eps`` = log(predicted / measured) of
+    the throughput: a step time's log error with its sign turned (``choices.TIME_KEYS``).
 
     Returns
     -------
     DataFrame with ``cls``, ``case``, ``document``, ``eps``.
     """
     doc = {c.case: c.document for c in (*cases, *long_gaps)}
+    keys = {c.case: [k for k, _ in c.targets] for c in (*cases, *long_gaps)}
     fw = {c.case: c.stack for c in cases}
     own = f.own
 
-    def frame(errors, cls):
+    def frame(errors, cls):                  # a case's figures come in its targets' order
+        nth = errors.groupby("case").cumcount().to_numpy()
+        sign = [-1.0 if keys[c][i] in TIME_KEYS else 1.0 for c, i in zip(errors["case"], nth)]
         return pd.DataFrame({"cls": cls, "case": errors["case"].to_numpy(),
                              "document": errors["case"].map(doc).to_numpy(),
-                             "eps": np.log1p(errors["error_pct"].to_numpy() / 100.0)})
+                             "eps": np.multiply(sign, np.log1p(errors["error_pct"] / 100.0))})
     is_ref = by_document["case"].map(fw) == catalog.reference_key()
     unfitted = errors_under([c for c in cases if fitted_stage(c, own) == "none"], f)
     borrowed = pd.concat([unfitted, by_framework[["case", "error_pct"]]], ignore_index=True)
@@ -757,9 +761,8 @@ def main(argv=None) -> int:
                            "loo_mape_pct": _pct(e.mean()), "loo_worst_pct": _pct(e.max()),
                            "held_out_framework_mape_pct": _pct(lo.mean())}
     pooled = pd.concat([*errors, fw_loo, unfitted], ignore_index=True)
-    long = long_context_ids(runs, whole.assumptions)
-    long_gaps = prepare_cases(runs[runs.index.isin(long) & runs["model_gap"].notna()],
-                              gaps=True)
+    long = runs.index.isin(long_context_ids(runs, whole.assumptions))   # and their gaps
+    long_gaps = prepare_cases(runs[long & runs["model_gap"].notna()], gaps=True)
     pools = error_pools(every, whole, by_document, lofo, long_gaps)
     coverage = interval_coverage(pools)
     for cls, r in coverage.iterrows():

@@ -30,6 +30,9 @@ METRICS = (
     ("reported_energy_mwh", "energy_mwh", "energy"),
     ("reported_co2e_t", "co2e_t", "emissions"),
 )
+#: predicted keys of :data:`METRICS` that grow as a run gets slower: a log error of one of
+#: them is the negative of the same miss in a rate (throughput, MFU, TFLOP/s)
+TIME_KEYS = ("step_time_s", "device_hours", "train_time_days")
 #: the metric families, in the order of :data:`METRICS` (``traincost validate --family``)
 FAMILIES = tuple(dict.fromkeys(family for _, _, family in METRICS))
 
