@@ -709,3 +709,17 @@ def test_the_catalogs_table_is_built_once_per_set_of_assumptions():
     days = (moved["metric"] == "train_time_days") & (moved["case"] == "bloom-176b")
     assert moved.loc[days, "predicted"].iloc[0] == pytest.approx(
         first.loc[days, "predicted"].iloc[0] * 0.9 / 0.8, rel=1e-9)
+
+
+def test_throughput_mean_signed_error_reads_step_times_as_rates():
+    # the throughput family mixes rates and step times: a step predicted 1/1.1 - 1 = -9.09%
+    # short is the same miss as a rate predicted 10% high, so the two average to +10%, not
+    # +0.45%; the MAPE keeps each figure's own error (9.09 and 10, mean 9.545)
+    from traincost.validate import summary
+    t = pd.DataFrame({"case": ["a", "b"], "family": ["throughput"] * 2,
+                      "metric": ["tokens_per_s_per_device", "step_time_s"],
+                      "error_pct": [10.0, 100.0 * (1 / 1.1 - 1)],
+                      "by_construction": [False, False], "model_gap": ["", ""]})
+    row = summary(t).loc["throughput"]
+    assert row["mean_signed_pct"] == pytest.approx(10.0)
+    assert row["mape_pct"] == pytest.approx((10.0 + 100.0 / 11.0) / 2)

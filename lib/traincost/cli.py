@@ -484,7 +484,9 @@ def _validate(args) -> None:
                              squeeze=("layout", "metric")))
             print(_MORE)
         print("\ngap: a run the model cannot represent (model_gap in data/published_runs.csv),\n"
-              "  summarised apart below; `traincost validate --case ID` says why")
+              "  summarised apart below; `traincost validate --case ID` says why\n"
+              "mean signed: throughput + where the model is faster than the run (a step time's\n"
+              "  miss counted as the rate's); other families + where it predicts more")
         print()
         if args.wide:
             print(wide_text(summ))

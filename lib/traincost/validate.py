@@ -40,7 +40,7 @@ import pandas as pd
 from . import catalog, options
 from .assemble import STACK_INPUTS, build_stack
 from .assumptions import DEFAULT, Assumptions
-from .choices import FAMILIES, METRICS
+from .choices import FAMILIES, METRICS, TIME_KEYS
 from .estimate import estimate
 from .explore import fixed_layout, model_flop_per_token
 
@@ -416,6 +416,10 @@ def step_time_trend(table: pd.DataFrame, cases) -> pd.DataFrame:
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per metric family: cases, MAPE [%], mean signed error [%], worst case and its error.
 
+    In the throughput family, whose sources give rates (tokens/s, TFLOP/s, MFU) or step
+    times, the mean signed error is the rate's: + where the model is faster than the run,
+    a step time's miss taken as the rate's (100 (1/(1 + e/100) - 1), :data:`TIME_KEYS`).
+
     ``energy`` and ``emissions`` rows that are ``by_construction`` (energy basis in
     :data:`BY_CONSTRUCTION` with an assumed, not measured, power) are summarised apart as
     ``energy (by construction)`` and ``emissions (by construction)``: matching them checks
@@ -430,12 +434,15 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     # time-derived figures of a case, not a power the source measured directly
     gap = t["model_gap"].astype(bool) & (t["family"] != "power")
     t["group"] = np.where(gap, t["group"] + " (model gap)", t["group"])
+    e = t["error_pct"]
+    t["signed"] = e.where(~(t["metric"].isin(TIME_KEYS) & (t["family"] == "throughput")),
+                          100.0 * (1.0 / (1.0 + e / 100.0) - 1.0))
     out = []
     for group, g in t.groupby("group", sort=False):
         worst = g.loc[g["error_pct"].abs().idxmax()]
         out.append({"family": group, "cases": len(g),
                     "mape_pct": float(g["error_pct"].abs().mean()),
-                    "mean_signed_pct": float(g["error_pct"].mean()),
+                    "mean_signed_pct": float(g["signed"].mean()),
                     "worst_case": worst["case"], "worst_pct": float(worst["error_pct"])})
     return pd.DataFrame(out).set_index("family")
 
