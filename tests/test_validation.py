@@ -396,8 +396,9 @@ def test_fp8_stage_recovers_a_known_fraction_and_leaves_the_rest():
     from traincost.calibrate import FREE, fit_fp8, is_fp8, prepare_cases, shared_cases
     fp8 = [c for c in shared_cases(prepare_cases()) if is_fp8(c)]
     # NeMo: GPT-3 175B, Llama 3.1 8B/70B/405B, Nemotron-4 15B; MLPerf v4.0's GPT-3 175B and
-    # v4.1's Llama 2 70B LoRA (Dell); NeMo's long-sequence page's Llama 2 7B at 4K and 8K
-    assert len(fp8) == 32
+    # v4.1's Llama 2 70B LoRA (Dell); NeMo's long-sequence page's Llama 2 7B at 4K and 8K;
+    # NeMo 25.04's Nemotron-4 15B
+    assert len(fp8) == 33
     base = traincost.DEFAULT_ASSUMPTIONS
     truth = replace(base, fp8_matmul_fraction=0.7)
     from traincost.calibrate import _chosen
