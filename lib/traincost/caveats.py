@@ -164,7 +164,7 @@ def _moe_says(est) -> str:
             "the token permutation around the all-to-all and the router's own work. The MoE "
             "runs checked: DeepSeek-V3's pre-training (device-hours; its experts balanced by "
             "design) and NVIDIA's Grok-1 314B benchmarks on 512-2,048 H100 (experts padded to "
-            "an even share), whose steps took 8-16% longer than predicted (`traincost "
+            "an even share), whose steps took 8-17% longer than predicted (`traincost "
             "validate --case nvidia-dgxc-grok1-314b-gsw2502-fp8-512`). Treat this step time "
             "as the fast end.")
 
@@ -299,8 +299,8 @@ def _long_context_says(est) -> str:
     return (f"long context: {_rank_tokens(est):,.0f} tokens of each sequence on a rank "
             f"(seq {est.job.seq_len:,} / cp {est.parallel.cp}). The published H100 and B200 "
             f"runs with at least {est.assumptions.long_context_rank_tokens:,.0f} "
-            "tokens a rank took 8-68% longer a step than this model predicts (NeMo's "
-            "long-sequence page: H100 21-55%, B200 8-26%; torchtitan's 32K and 256K runs on "
+            "tokens a rank took 10-68% longer a step than this model predicts (NeMo's "
+            "long-sequence page: H100 22-56%, B200 10-26%; torchtitan's 32K and 256K runs on "
             "H100: 18-68%; `traincost validate --case nemo-longseq-llama2-7b-h100-s256k`): "
             "their attention reached about 60% of the fused kernel's isolated rate on H100, "
             "about 77% on B200, a loss the model does not have. Two such runs came out slower "
