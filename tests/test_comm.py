@@ -40,8 +40,32 @@ def test_tier_choice():
     assert float(link(16, 2, 8, 300e9, 25e9, 1.0, 1.0, 0, 0)[0]) == 100e9
     # never above the scale-up links the first level runs on (8 x 50 = 400 > 300)
     assert float(link(16, 1, 8, 300e9, 50e9, 1.0, 1.0, 0, 0)[0]) == 300e9
-    # an all-to-all sends each rank's own data off the domain: one NIC's rate
-    assert float(link(16, 1, 8, 300e9, 25e9, 1.0, 1.0, 0, 0, hierarchical=False)[0]) == 25e9
+
+
+def test_an_all_to_all_sends_its_in_domain_share_over_the_scale_up_links():
+    """NCCL's all-to-all is n - 1 concurrent point-to-point exchanges of S/n each (its user
+    guide's point-to-point all-to-all): a rank reaches its g - 1 domain peers over the
+    scale-up links and the n - g others over its own NIC, at once; the slower leg sets
+    the time."""
+    from traincost.comm import all_to_all_link, collective_time
+    S = 1e9
+    # 16 ranks over two 8-GPU boxes, 450 GB/s up, 50 GB/s a NIC: 8 of 16 shares cross the
+    # network, max(7/16 S/450, 8/16 S/50) = S/100 GB/s = 10 ms (every byte over the NIC,
+    # as the model priced it before: 15/16 S/50 = 18.75 ms)
+    bw, lat = all_to_all_link(16, 1, 8, 450e9, 50e9, 1.0, 1.0, 1e-6, 5e-6)
+    assert float(collective_time("all_to_all", S, 16, bw, 0.0)) == pytest.approx(0.010)
+    assert float(lat) == 5e-6
+    # one rank a box (expert parallelism strided over tensor parallelism): all over the NIC
+    bw, _ = all_to_all_link(8, 8, 8, 450e9, 50e9, 1.0, 1.0, 0.0, 0.0)
+    assert float(collective_time("all_to_all", S, 8, bw, 0.0)) == pytest.approx(7 / 8 * S / 50e9)
+    # inside one box: the scale-up rate and latency, as a ring collective's
+    bw, lat = all_to_all_link(8, 1, 8, 450e9, 50e9, 0.5, 1.0, 1e-6, 5e-6)
+    assert float(bw) == pytest.approx(225e9) and float(lat) == 1e-6
+    # 64 ranks over 8 boxes with a slow scale-up leg (mesh pairs at 1/7 of 100 GB/s):
+    # the in-box leg, 7/64 S over 7 links of 100/7 GB/s (100 GB/s), against 56/64 S/50
+    bw, _ = all_to_all_link(64, 1, 8, 100e9, 50e9, 1.0, 1.0, 0.0, 0.0, mesh=True)
+    assert float(collective_time("all_to_all", S, 64, bw, 0.0)) == pytest.approx(
+        max(7 / 64 * S / 100e9, 56 / 64 * S / 50e9))
 
 
 def test_p2p():

@@ -161,14 +161,15 @@ def test_new_runs_carry_their_pre_fit_error():
              *RUNS.index[RUNS.index.str.startswith(("ibm-fsdp-", "ds-deepcompile-",
                                                     "fsdp-deepcompile-", "tpurecipes-v6e-",
                                                     "nemo-longseq-", "nvidia-dgxc-grok1-",
-                                                    "nvidia-dgxc-maxtext-", "nemo-perf2407-"))],
+                                                    "nvidia-dgxc-maxtext-", "nemo-perf2407-",
+                                                    "mbridge-"))],
              *RUNS.index[RUNS.index.str.contains("-nemo25-") & RUNS.index.str.startswith(
                  "nvidia-dgxc-nemotron4-")]]
     # IBM's twelve fms-fsdp runs, DeepCompile's eight, the Trillium MaxText recipes' twelve,
     # NeMo's long-sequence page's seventeen, NVIDIA's twelve Grok-1 benchmarks, its
-    # twenty-two MaxText ones, its four NeMo 25.04 Nemotron-4 ones and NeMo 24.07's
-    # performance summary's twelve
-    assert len(later) == 113
+    # twenty-two MaxText ones, its four NeMo 25.04 Nemotron-4 ones, NeMo 24.07's
+    # performance summary's twelve and Megatron-Bridge's ten
+    assert len(later) == 123
     old = RUNS.loc[~RUNS.index.str.startswith(NEW) & ~RUNS.index.isin(later)]
     assert old["prefit_error_pct"].isna().all()
     assert RUNS.loc[later, "prefit_basis"].str.contains("before the row joined the fit").all()

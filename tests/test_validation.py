@@ -398,8 +398,8 @@ def test_fp8_stage_recovers_a_known_fraction_and_leaves_the_rest():
     # NeMo: GPT-3 175B, Llama 3.1 8B/70B/405B, Nemotron-4 15B; MLPerf v4.0's GPT-3 175B and
     # v4.1's Llama 2 70B LoRA (Dell); NeMo's long-sequence page's Llama 2 7B at 4K and 8K;
     # NeMo 25.04's Nemotron-4 15B; NeMo 24.07's performance summary (eleven: its 340B is a
-    # model gap)
-    assert len(fp8) == 44
+    # model gap); Megatron-Bridge's 25.11 and 26.04.01 Llama runs on H100, B200 and GB200 (nine)
+    assert len(fp8) == 53
     base = traincost.DEFAULT_ASSUMPTIONS
     truth = replace(base, fp8_matmul_fraction=0.7)
     from traincost.calibrate import _chosen

@@ -48,8 +48,7 @@ def ranks_per_domain(n, stride, domain):
 
 
 def link(n, stride, domain, scaleup_bytes_per_s, scaleout_bytes_per_s, scaleup_eff,
-         scaleout_eff, scaleup_latency_s, scaleout_latency_s, mesh=False, hierarchical=True,
-         p2p=False):
+         scaleout_eff, scaleup_latency_s, scaleout_latency_s, mesh=False, p2p=False):
     """Bandwidth and latency a group of ``n`` ranks, ``stride`` apart, communicates at.
 
     A ring collective (all-reduce, all-gather, reduce-scatter) whose group crosses domains
@@ -57,8 +56,7 @@ def link(n, stride, domain, scaleup_bytes_per_s, scaleout_bytes_per_s, scaleup_e
     between domains each of the ``g`` ranks a domain holds (:func:`ranks_per_domain`) moves
     its 1/g share over its own NIC, one ring per rail. The fabric then carries the
     collective at ``g`` times one device's NIC rate, up to the scale-up rate:
-    ``min(g B_out eff_out, B_up eff_up)``. With ``hierarchical=False`` (all-to-all, whose
-    every rank sends its own data off the domain) one device's NIC rate. Measured: 2 x 8
+    ``min(g B_out eff_out, B_up eff_up)`` (an all-to-all: :func:`all_to_all_link`). Measured: 2 x 8
     H100 over EFA at 50 GB/s per GPU all-reduce at 487 GB/s bus bandwidth, where one NIC's
     rate would cap it at 50 (AWS awsome-distributed-training, micro-benchmarks/nccl-tests
     README; Bekman, ML Engineering, network/benchmarks: 4 x 8 B200, 377 GB/s).
@@ -103,11 +101,50 @@ def link(n, stride, domain, scaleup_bytes_per_s, scaleout_bytes_per_s, scaleup_e
     peers = 1 if p2p else np.maximum(in_domain - 1, 1)
     links = np.where(mesh, peers / np.maximum(domain - 1, 1), 1.0)
     up = scaleup_bytes_per_s * scaleup_eff * links
-    rails = in_domain if hierarchical else 1
     # one rank per domain: no scale-up leg to cap the fabric's rate
     up_leg = np.where(np.asarray(mesh) & (in_domain <= 1), np.inf, up)
-    bw = np.where(inside, up, np.minimum(rails * scaleout_bytes_per_s * scaleout_eff, up_leg))
+    bw = np.where(inside, up, np.minimum(in_domain * scaleout_bytes_per_s * scaleout_eff, up_leg))
     lat = np.where(inside, scaleup_latency_s, scaleout_latency_s)
+    return bw, lat
+
+
+def all_to_all_link(n, stride, domain, scaleup_bytes_per_s, scaleout_bytes_per_s, scaleup_eff,
+                    scaleout_eff, scaleup_latency_s, scaleout_latency_s, mesh=False):
+    """Bandwidth and latency an all-to-all of ``n`` ranks, ``stride`` apart, runs at.
+
+    An all-to-all is ``n - 1`` concurrent point-to-point exchanges: each rank sends ``S/n``
+    of its buffer ``S`` to each other rank (NCCL runs it as a group of ``ncclSend`` and
+    ``ncclRecv`` calls, its user guide's "Point-to-point communication: all-to-all"; the
+    peers in a node over NVLink, the others over the network). Of a rank's ``n - 1`` peers,
+    the ``g - 1`` in its own scale-up domain (:func:`ranks_per_domain`) are reached over the
+    scale-up links and the ``n - g`` others over the rank's own NIC, both at once, so the
+    slower leg sets the time:
+
+        t = max((g - 1)/n S / B_up, (n - g)/n S / B_out)
+
+    with ``B_up`` the scale-up rate a group of ``g`` reaches (a mesh's own links, as
+    :func:`link`) and ``B_out`` one NIC's rate, each times its efficiency. Returned as the
+    rate ``B = (n - 1) / max((g - 1)/B_up, (n - g)/B_out)`` that :func:`collective_time`'s
+    ``(n - 1)/n S / B`` turns back into ``t``; inside one domain ``B = B_up``. With one rank
+    a domain (``g = 1``) every byte crosses the network: ``B = B_out``.
+
+    Parameters and returns as :func:`link`.
+
+    Examples
+    --------
+    >>> net = (8, 300e9, 25e9, 1.0, 1.0, 0.0, 0.0)
+    >>> [float(all_to_all_link(n, s, *net)[0]) / 1e9 for n, s in ((8, 1), (8, 8), (16, 1))]
+    [300.0, 25.0, 46.875]
+    """
+    g = ranks_per_domain(n, stride, domain)
+    inside = np.logical_not(crosses_domain(n, stride, domain))
+    up, up_lat = link(g, 1, domain, scaleup_bytes_per_s, scaleout_bytes_per_s, scaleup_eff,
+                      scaleout_eff, scaleup_latency_s, scaleout_latency_s, mesh)
+    out = scaleout_bytes_per_s * scaleout_eff
+    n = np.asarray(n, dtype=float)
+    slowest = np.maximum((g - 1) / up, (n - g) / out)            # [s per byte a peer]
+    bw = np.where(inside, up, (n - 1) / np.where(slowest > 0, slowest, np.inf))
+    lat = np.where(inside, up_lat, scaleout_latency_s)
     return bw, lat
 
 

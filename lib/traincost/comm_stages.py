@@ -65,7 +65,7 @@ def microbatch_comm_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: Simple
             g.full_rc, g.act_e) * (1 - a.cp_overlap_fraction)
     ep_mb = 0.0                                      # no MoE layers
     if g.moe:
-        bw_ep, lat_ep = comm.link(ep, t * cp, *net, hierarchical=False)   # all-to-all
+        bw_ep, lat_ep = comm.all_to_all_link(ep, t * cp, *net)
         copies = comm.ep_token_copies(c["top_k"], c["route_nodes"], ep, t * cp,
                                       c["scaleup_domain_devices"])
         # the MTP modules' MoE blocks, like their compute, on the last stage of an even
