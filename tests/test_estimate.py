@@ -478,6 +478,12 @@ def test_fp8_and_spread_experts_carry_their_caveats():
     longer = 100.0 * (grok["reported"] / grok["predicted"] - 1.0)
     said = next(c for c in spread.caveats if c.startswith("MoE:"))
     assert f"took {longer.min():.0f}-{longer.max():.0f}% longer" in said
+    # and the fine-grained Qwen3-30B-A3B runs it names: measured rate over predicted
+    qwen = table[table["case"].str.startswith("mbridge-") & table["case"].str.contains("qwen3-30b")]
+    ratio = dict(zip(qwen["case"], qwen["reported"] / qwen["predicted"]))
+    faster = 100 * (ratio["mbridge-260401-h100-qwen3-30b-a3b-16"] - 1)
+    assert f"ran {faster:.0f}% faster than predicted with EP 16" in said
+    assert f"at 1/{1 / ratio['mbridge-2602-h100-qwen3-30b-a3b-16']:.1f} of the predicted" in said
 
 
 def test_fp8_estimates_quote_the_fp8_stage_errors():
