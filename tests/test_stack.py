@@ -279,7 +279,7 @@ def test_cli_stack_flags_reach_the_estimate(capsys):
                           "fused_loss": False, "elementwise": "fused",
                           "fp8_param_gather": False,
                           "fp8_params": False, "fp8_activation_input": False,
-                          "recompute_fraction": 1.0, "shard_group": 0,
+                          "recompute_fraction": 1.0, "shard_group": 0, "expert_tp": 0,
                           "attention_kernel_used": "materialized"}
 
 

@@ -138,6 +138,12 @@ def _add_wide(p) -> None:
                         f"{TABLE_WIDTH} characters at most)")
 
 
+def _expert_tp_text(d: dict) -> str:
+    """The routed experts' tensor-parallel width where it is not tp's."""
+    e, t = d["stack"].get("expert_tp", 0), d["parallel"]["tp"]
+    return f", expert tensor parallelism {e} (tp {t})" if e and e != t else ""
+
+
 def _offloaded_text(d: dict) -> str:
     """What activation offload keeps in host memory, beside the device memory line (''
     without offload)."""
@@ -282,7 +288,8 @@ def _print_estimate(d: dict) -> None:
         f"{', FP8 activation cache' if d['stack'].get('fp8_activations') else ''}"
         f"{', bf16 Adam state' if d['stack'].get('optimizer_state') == 'bf16' else ''}"
         f"{', fused loss' if d['stack'].get('fused_loss') else ''}"
-        f"{', eager element-wise ops' if d['stack'].get('elementwise') == 'eager' else ''}",
+        f"{', eager element-wise ops' if d['stack'].get('elementwise') == 'eager' else ''}"
+        f"{_expert_tp_text(d)}",
         f"  params      {_fmt(d['params'] / 1e9)} B   model FLOP/token {d['model_flop_per_token']:.3e}",
         f"  memory      {_fmt(d['memory_gib_per_device'])} GiB of {_fmt(d['hbm_gib_per_device'])}"
         f" GiB per device"

@@ -50,6 +50,8 @@ def microbatch_comm_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: Simple
         & (c["selective_policy"] == memory.SELECTIVE_POLICIES["odd-matmuls"])
     tp_layer = comm.tp_allreduces_per_layer(c["parallel_block"], g.full_rc, regather) \
         * comm.collective_time("all_reduce", act_bytes, t, bw_tp, lat_tp)
+    if g.moe and any_true(g.fold > 1):
+        tp_layer = tp_layer - _folded_expert_tp_saving(c, g, w, net, act_bytes, regather)
     tp_mb = lps * performance.stack_exposed(
         tp_layer, performance.tp_overlap_window(comp.layer_mm, comp.attn_mm, g.full_rc),
         c["tp_overlap"], a.stack_overlap_window_fraction, a.tp_overlap_fraction,
@@ -65,8 +67,11 @@ def microbatch_comm_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: Simple
             g.full_rc, g.act_e) * (1 - a.cp_overlap_fraction)
     ep_mb = 0.0                                      # no MoE layers
     if g.moe:
-        bw_ep, lat_ep = comm.all_to_all_link(ep, t * cp, *net)
-        copies = comm.ep_token_copies(c["top_k"], c["route_nodes"], ep, t * cp,
+        # the expert group strides over the replicas (t cp apart), or, folded over the
+        # tensor-parallel ranks the experts are not split over, over those (etp apart)
+        stride = np.where(g.fold > 1, g.etp, t * cp)
+        bw_ep, lat_ep = comm.all_to_all_link(ep, stride, *net)
+        copies = comm.ep_token_copies(c["top_k"], c["route_nodes"], ep, stride,
                                       c["scaleup_domain_devices"])
         # the MTP modules' MoE blocks, like their compute, on the last stage of an even
         # split, spread over the stages of a balanced one
@@ -86,6 +91,28 @@ def microbatch_comm_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: Simple
         cross_mb, cross_fill = _pipeline_across_sites(c, a, g, comp, act_bytes, pp_send, pp_mb)
     return {"tp": tp_mb, "stragglers": straggler_mb, "cp": cp_mb, "ep": ep_mb, "pp": pp_mb,
             "cross_site": cross_mb, "cross_site_fill": cross_fill}
+
+
+def _folded_expert_tp_saving(c, g, w, net, act_bytes, regather):
+    """What an MoE layer's MLP side saves in tensor-parallel collectives, averaged over the
+    layers, where the experts' tensor parallelism ``e`` is narrower than tp. [s]
+
+    A layer's collectives are half the attention's, half the MLP's
+    (:func:`traincost.comm.tp_allreduces_per_layer`). Folded (Megatron-Core's MoE parallel
+    folding), the routed experts gather their tokens over their own ``e`` ranks only, a
+    rank's sequence-parallel shard of ``S/t`` each, so ``S e/t`` over ``e`` ranks where the
+    dense MLP moves ``S`` over ``t``; ``e = 1`` gathers nothing. A parallel block, whose
+    one collective serves attention and MLP together, keeps it whole.
+    """
+    t, etp = c["tp"], g.etp
+    per_pass = comm.tp_allreduces_per_layer(False, g.full_rc, regather) / 2
+    bw_t, lat_t = comm.link(t, 1, *net)
+    bw_e, lat_e = comm.link(etp, 1, *net)
+    dense_mlp = comm.collective_time("all_reduce", act_bytes, t, bw_t, lat_t)
+    expert_mlp = comm.collective_time("all_reduce", act_bytes * etp / t, etp, bw_e, lat_e)
+    moe_share = w.params["moe_layers"] / c["layers"]
+    saving = per_pass * (dense_mlp - expert_mlp) * moe_share
+    return np.where((g.fold > 1) & np.logical_not(c["parallel_block"]), saving, 0.0)
 
 
 def _site_link(c: dict, a: Assumptions):
@@ -145,7 +172,7 @@ def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNa
     net = _network(c, a)
     bw_dp, lat_dp = comm.link(g.dp_cp, t, *net)
     if any_true(ep != 1):
-        bw_edp, lat_edp = comm.link(g.dp_ep, t * ep, *net)
+        bw_edp, lat_edp = comm.link(g.dp_ep, g.etp * ep, *net)
     else:
         bw_edp, lat_edp = bw_dp, lat_dp              # ep = 1: the expert group is the dp group
     # frozen weights (LoRA) have no gradients to reduce and no optimizer step

@@ -486,6 +486,13 @@ class Stack:
         that all-reduce their gradient shards across (PyTorch FSDP's HYBRID_SHARD, a node
         by default; MaxText's FSDP inside a TPU slice and data parallelism across slices);
         0 (default): all of them, one flat group. [-]
+    expert_tp : int
+        The routed experts' tensor-parallel width (Megatron-Core's
+        ``--expert-tensor-parallel-size``, "MoE parallel folding"): each expert's GEMMs are
+        split over ``expert_tp`` ranks, and the expert-parallel group folds over the
+        ``tp / expert_tp`` tensor-parallel ranks the experts are not split over, so ``ep``
+        may be up to ``dp * tp / expert_tp``; 0 (default): ``tp``, the experts split as the
+        dense layers are. [-]
     """
 
     attention_kernel: str = "auto"
@@ -504,6 +511,7 @@ class Stack:
     fp8_activation_input: bool = False
     recompute_fraction: float = 1.0
     shard_group: int = 0
+    expert_tp: int = 0
 
     def __post_init__(self):
         if self.attention_kernel not in ATTENTION_KERNELS:
@@ -522,6 +530,7 @@ class Stack:
         _check_number("recompute-fraction", self.recompute_fraction, minimum=0)
         _check_number("shard-group", self.shard_group, minimum=0, exclusive=False,
                       integer=True)
+        _check_number("expert-tp", self.expert_tp, minimum=0, exclusive=False, integer=True)
         if self.recompute_fraction > 1:
             raise ValueError(f"recompute-fraction: {self.recompute_fraction!r} must be <= 1 "
                              f"(the share of a stage's layers that full recompute covers)")

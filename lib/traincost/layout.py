@@ -84,8 +84,16 @@ RULES = (
      "{layers}, or layers + 2 in a balanced split; pp {pp})"),
     ("ep", lambda c: np.where(c["experts"] > 0, c["experts"] % c["ep"] == 0, c["ep"] == 1),
      "{F_ep} {ep} must divide the number of experts {experts} (and be 1 for a dense model)"),
-    ("ep", lambda c: (c["devices"] // (c["tp"] * c["pp"] * c["cp"])) % c["ep"] == 0,
+    ("expert-tp", lambda c: (c.get("expert_tp", 0) == 0)
+     | (c["tp"] % np.maximum(c.get("expert_tp", 0), 1) == 0),
+     "{F_expert_tp} {expert_tp} must divide tp {tp} (0: tp)"),
+    ("ep", lambda c: (_expert_fold(c) > 1)
+     | ((c["devices"] // (c["tp"] * c["pp"] * c["cp"])) % c["ep"] == 0),
      "{F_ep} {ep} must divide the data-parallel size devices/(tp*pp*cp)"),
+    ("ep", lambda c: (_expert_fold(c) == 1)
+     | (((c["devices"] // (c["tp"] * c["pp"] * c["cp"])) * _expert_fold(c)) % c["ep"] == 0),
+     "{F_ep} {ep} must divide devices/(tp*pp*cp) times tp/expert-tp ({tp}/{expert_tp}), the "
+     "tensor-parallel ranks the expert group folds over"),
     ("global-batch", lambda c: c["global_batch"] % ((c["devices"] // (c["tp"] * c["pp"] * c["cp"]))
                                                   * c["micro_batch"]) == 0,
      "{F_global_batch} {global_batch} must be a multiple of dp*micro-batch "
@@ -122,7 +130,15 @@ def arch_columns(spec, devices, sites=1) -> dict:
             "layers": wl.layers, "seq_len": job.seq_len, "experts": wl.experts,
             "devices": devices, "global_batch": job.global_batch,
             "balanced_pipeline": bool(spec.stack.balanced_pipeline), "sites": sites,
-            "shard_group": spec.stack.shard_group}
+            "shard_group": spec.stack.shard_group, "expert_tp": spec.stack.expert_tp}
+
+
+def _expert_fold(c: dict):
+    """The tensor-parallel ranks an expert group folds over: tp / expert_tp (1 where
+    expert_tp is 0, tp, or does not divide tp, a rule of its own)."""
+    etp = np.asarray(c.get("expert_tp", 0))
+    ok = (etp > 0) & (c["tp"] % np.maximum(etp, 1) == 0)
+    return np.where(ok, c["tp"] // np.maximum(etp, 1), 1)
 
 
 def valid(c: dict) -> np.ndarray:
@@ -143,7 +159,8 @@ DP_RULE = ("dp", lambda c: np.isnan(c["dp"]) | (c["dp"] == c["devices"] // (c["t
 #: the fields the rules' messages name, and the CLI's flag for each
 FLAGS = {k: "--" + k.replace("_", "-") for k in ("tp", "pp", "cp", "ep", "vpp", "dp",
                                                  "devices", "seq_len", "global_batch",
-                                                 "cross_site", "sites", "shard_group")}
+                                                 "cross_site", "sites", "shard_group",
+                                                 "expert_tp")}
 
 
 class LayoutError(ValueError):

@@ -63,6 +63,8 @@ INPUT_COLUMNS = (
     "recompute_fraction",
     # hybrid sharding: the data-parallel ranks sharding together (0: all of a site's)
     "shard_group",
+    # the routed experts' tensor-parallel width (0: tp)
+    "expert_tp",
     # the framework's memory habits (assemble.stack_memory): what selective recompute
     # keeps, the loss's bytes per logit, the units ZeRO-3 holds gathered, and whether it
     # keeps a pipeline stage gathered
@@ -244,8 +246,10 @@ def layout_stage(c: dict) -> SimpleNamespace:
     ZeRO-3 shards over all of them, Megatron-Core's ``intra_dp_cp_group``; where the replicas
     cross sites, those of one site; under hybrid sharding, ``shard_group`` of them),
     ``replicas`` (the shard groups of a site, which all-reduce their gradient shards across)
-    and the flag ``any_replicas``, ``dp_ep`` (each expert's data-parallel replicas,
-    likewise),
+    and the flag ``any_replicas``, ``etp`` (the routed experts' tensor-parallel width:
+    ``expert_tp``, else tp) and ``fold`` (the tensor-parallel ranks an expert group folds
+    over, tp / etp), ``dp_ep`` (each expert's data-parallel replicas, likewise:
+    dp_cp fold / ep),
     ``sites``, ``dp_cross`` and ``pp_cross`` (the data-parallel replicas or the pipeline's
     stages cross the sites), ``relaxed`` (the sites exchange every ``sync_every`` steps), the
     flag ``multi_site``, ``layers_per_stage`` and ``first_stage_layers``
@@ -273,9 +277,11 @@ def layout_stage(c: dict) -> SimpleNamespace:
     balanced = c["balanced_pipeline"] & np.logical_not(single_stage)
     layers_per_stage, first_stage_layers = workload.stage_layers(c["layers"], p, v, balanced)
     s_local = c["seq_len"] / cp
+    etp = np.where(c["expert_tp"] > 0, c["expert_tp"], t)
+    fold = t // etp
     return SimpleNamespace(
         pp=p, vpp=v, dp=dp, m=c["global_batch"] // (dp * c["micro_batch"]), dp_cp=dp_cp,
-        dp_ep=dp_cp // ep, sites=sites, dp_cross=dp_cross,
+        etp=etp, fold=fold, dp_ep=dp_cp * fold // ep, sites=sites, dp_cross=dp_cross,
         replicas=site_dp // group, any_replicas=any_true(site_dp > group),
         pp_cross=(sites > 1) & (c["cross_site"] == comm.CROSS_SITE_CODES["pp"]),
         relaxed=relaxed, multi_site=any_true(sites > 1),
@@ -342,7 +348,7 @@ def memory_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace
                                       grad_bytes, optimizer_bytes)
     if g.moe:
         expert = memory.expert_params_on_device(
-            expert_params, g.stage_share, c["ep"], t, c["pp"], c["experts"],
+            expert_params, g.stage_share, c["ep"], g.etp, c["pp"], c["experts"],
             params["moe_layers"], c["mtp_depth"] if g.mtp else 0)
         states_expert = memory.model_state_bytes(expert, g.dp_ep, c["zero"],
                                                  c["weight_bytes_per_param"], grad_bytes,
@@ -496,7 +502,8 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
     moe_layer_mm = performance.moe_layer_matmul_time(
         tokens_mb, h, heads, kv, d, w.v_dim, w.qk_dim, attn_w, c["moe_ffn_hidden"],
         c["gated_mlp"], c["experts"], c["ep"], c["top_k"], c["shared_experts"], c["seq_len"],
-        t, produced, flop_rate, bw, a.elementwise_traffic_factor, e) if g.moe else 0.0
+        t, produced, flop_rate, bw, a.elementwise_traffic_factor, e,
+        expert_tp=g.etp) if g.moe else 0.0
     layer_mm = ((L - n_moe) * dense_mm + n_moe * moe_layer_mm) / L if g.moe \
         else (L - n_moe) * dense_mm / L             # the same sum without its zero MoE term
     # a fused kernel's measured rate is its own; where none was measured, a share of the

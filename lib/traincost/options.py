@@ -233,6 +233,12 @@ INPUTS = (
        "together (ZeRO 1-3), the groups all-reducing gradient shards across (PyTorch FSDP "
        "HYBRID_SHARD: 8, a node; MaxText: a TPU slice); default 0, all ranks in one group",
        minimum=0, metavar="G"),
+    _o("expert_tp", "stack", "Stack", "int", "-",
+       "tensor-parallel width of the routed experts (Megatron-Core "
+       "--expert-tensor-parallel-size): below tp, the expert group folds over the tensor-"
+       "parallel ranks the experts are not split over, so ep may exceed the data-parallel "
+       "size (NVIDIA's DeepSeek-V3 and Qwen3 recipes: 1); default 0, tp", minimum=0,
+       metavar="E"),
     _o("framework", "stack", "Stack", "choice", "-",
        "training framework (see `traincost catalog frameworks`): its efficiency factor, "
        "fitted on its published runs, and the defaults it implies (attention kernel, "

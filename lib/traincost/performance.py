@@ -288,12 +288,19 @@ def achieved_matmul_rate(peak_flop_per_s, mamf_fraction, in_model_fraction, fp8,
 def moe_layer_matmul_time(tokens, hidden, heads, kv_heads, head_dim, v_dim, qk_dim,
                           attn_weights, moe_ffn_hidden, gated, experts, ep, top_k,
                           shared_experts, seq_keys, tp, stored_full_bytes, flop_per_s,
-                          bytes_per_s, traffic_factor, bytes_per_element=2.0):
+                          bytes_per_s, traffic_factor, bytes_per_element=2.0, expert_tp=None):
     """Forward matmul time of one mixture-of-experts layer for one micro-batch. [s]
 
-    The attention projections, the E/ep experts on this device, each seeing
-    ``tokens * k * ep / E`` tokens (:func:`layer_forward_time`), the shared experts (every
-    token, one GEMM pair each) and the router (``tokens x h x E``). Zero where E = 0.
+    The attention projections (split over ``tp``), the E/ep experts on this device, each
+    GEMM pair split over the experts' own tensor-parallel width ``e`` (``expert_tp``,
+    default tp) and seeing ``tokens * k * ep * (e/t) / E`` tokens, the shared experts (every
+    token, one GEMM pair each, split over tp) and the router (``tokens x h x E``). Zero
+    where E = 0.
+
+    The experts' tokens keep a device's share of the layer's expert work whatever the
+    folding: the E/ep experts' FLOPs, ``(E/ep) T_e 2 g h f/e``, equal the micro-batch's
+    ``tokens k 2 g h f / t``, as for an expert group split like the dense layers (Megatron-
+    Core's MoE parallel folding re-partitions the same ranks, it does not add any).
 
     Examples
     --------
@@ -305,14 +312,28 @@ def moe_layer_matmul_time(tokens, hidden, heads, kv_heads, head_dim, v_dim, qk_d
     >>> float(moe_layer_matmul_time(1, 2, 1, 1, 2, 2, 2, 8, 3, False, 8, 8, 1, 0, 1, 1, 0.0,
     ...                              1.0, np.inf, 0.0))
     72.0
+
+    Folded, the same device's work in other shapes: tp 2 with the experts unsplit (e = 1)
+    sees half the tokens per expert at the whole width, so the same expert FLOPs.
+
+    >>> [float(moe_layer_matmul_time(4, 2, 1, 1, 2, 2, 2, 8, 4, False, 8, 8, 1, 0, 1, 2,
+    ...                               0.0, 1.0, np.inf, 0.0, expert_tp=e)) for e in (2, 1)]
+    [224.0, 224.0]
     """
     up = np.where(gated, 2, 1)
+    etp = tp if expert_tp is None else expert_tp
     experts_per_device = np.where(experts > 0, experts / ep, 0)
-    tokens_per_expert = np.where(experts > 0, tokens * top_k * ep / np.maximum(experts, 1), 0)
-    attn, mlp, _, _ = layer_forward_time(
+    tokens_per_expert = np.where(experts > 0, tokens * top_k * ep * etp / tp
+                                 / np.maximum(experts, 1), 0)
+    attn, _, _, _ = layer_forward_time(
         tokens, hidden, heads, kv_heads, head_dim, v_dim, qk_dim, attn_weights,
-        up * moe_ffn_hidden, moe_ffn_hidden, experts_per_device, tokens_per_expert, seq_keys,
+        up * moe_ffn_hidden, moe_ffn_hidden, 0.0, 0.0, seq_keys,
         tp, stored_full_bytes, flop_per_s, bytes_per_s, traffic_factor, bytes_per_element)
+    mlp = experts_per_device * (
+        gemm_time(tokens_per_expert, hidden, up * moe_ffn_hidden / etp, flop_per_s,
+                  bytes_per_s, bytes_per_element)
+        + gemm_time(tokens_per_expert, moe_ffn_hidden / etp, hidden, flop_per_s, bytes_per_s,
+                    bytes_per_element))
     shared = shared_experts * (
         gemm_time(tokens, hidden, up * moe_ffn_hidden / tp, flop_per_s, bytes_per_s,
                   bytes_per_element)
