@@ -484,6 +484,9 @@ def test_fp8_and_spread_experts_carry_their_caveats():
     faster = 100 * (ratio["mbridge-260401-h100-qwen3-30b-a3b-16"] - 1)
     assert f"ran {faster:.0f}% faster than predicted with EP 16" in said
     assert f"at 1/{1 / ratio['mbridge-2602-h100-qwen3-30b-a3b-16']:.1f} of the predicted" in said
+    big = table[table["case"].str.endswith("-h100-qwen3-235b-a22b-256")]
+    longer = 100.0 * (big["predicted"] / big["reported"] - 1.0)      # rates: the step's excess
+    assert len(big) == 2 and f"took {longer.min():.0f}-{longer.max():.0f}% longer" in said
 
 
 def test_fp8_estimates_quote_the_fp8_stage_errors():

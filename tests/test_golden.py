@@ -241,6 +241,9 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   whose expert group spans domains with several ranks in each, by up to -33% where the
   scale-up link is PCIe), with the estimates and the validation (DeepSeek-V3's
   device-hours -2.0% -> -3.3%).
+- --expert-tp joins the stack (default 0, tp): no sweep number moves; each estimate's stack
+  gains the key, the MoE caveat quotes the Qwen3 runs, and the validation gains
+  Megatron-Bridge's two Qwen3-235B-A22B runs at expert_tp 1 (model gaps).
 """
 
 from __future__ import annotations

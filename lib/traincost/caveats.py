@@ -170,7 +170,9 @@ def _moe_says(est) -> str:
             "can set the step: NVIDIA's Qwen3-30B-A3B (128 experts, 8 a token) on 16 H100 ran "
             "5% faster than predicted with EP 16 across two boxes (HybridEP) and at 1/3.6 of "
             "the predicted rate with EP 8 inside each (DeepEP; `traincost validate --case "
-            "mbridge-2602-h100-qwen3-30b-a3b-16`). Treat this step time as the fast end.")
+            "mbridge-2602-h100-qwen3-30b-a3b-16`), and its Qwen3-235B-A22B on 256 H100 (EP 32 "
+            "folded over TP 2) took 22-31% longer than predicted. Treat this step time as the "
+            "fast end.")
 
 
 def _framework_status(est) -> str:
