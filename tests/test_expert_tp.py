@@ -31,7 +31,8 @@ def test_a_folded_expert_group_may_outgrow_the_data_parallel_ranks():
 
 def test_expert_tp_equal_to_tp_is_the_default():
     a, b = _est(tp=2, ep=32), _est(tp=2, ep=32, expert_tp=2)
-    assert a.step_time_s == b.step_time_s and a.to_dict()["memory_gib_per_device"] == b.to_dict()["memory_gib_per_device"]
+    assert a.step_time_s == b.step_time_s
+    assert a.to_dict()["memory_gib_per_device"] == b.to_dict()["memory_gib_per_device"]
 
 
 def test_unsplit_experts_hold_each_expert_whole():

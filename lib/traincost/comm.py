@@ -56,10 +56,11 @@ def link(n, stride, domain, scaleup_bytes_per_s, scaleout_bytes_per_s, scaleup_e
     between domains each of the ``g`` ranks a domain holds (:func:`ranks_per_domain`) moves
     its 1/g share over its own NIC, one ring per rail. The fabric then carries the
     collective at ``g`` times one device's NIC rate, up to the scale-up rate:
-    ``min(g B_out eff_out, B_up eff_up)`` (an all-to-all: :func:`all_to_all_link`). Measured: 2 x 8
-    H100 over EFA at 50 GB/s per GPU all-reduce at 487 GB/s bus bandwidth, where one NIC's
-    rate would cap it at 50 (AWS awsome-distributed-training, micro-benchmarks/nccl-tests
-    README; Bekman, ML Engineering, network/benchmarks: 4 x 8 B200, 377 GB/s).
+    ``min(g B_out eff_out, B_up eff_up)`` (an all-to-all: :func:`all_to_all_link`).
+    Measured: 2 x 8 H100 over EFA at 50 GB/s per GPU all-reduce at 487 GB/s bus
+    bandwidth, where one NIC's rate would cap it at 50 (AWS awsome-distributed-training,
+    micro-benchmarks/nccl-tests README; Bekman, ML Engineering, network/benchmarks: 4 x 8
+    B200, 377 GB/s).
 
     A ``mesh`` domain joins each device to each of the domain's other ``D - 1`` devices by
     its own share of the scale-up rate (Gaudi 2/3: 21 ports, 3 to each of 7 peers, Intel's
