@@ -102,10 +102,15 @@ def server(tmp_path_factory):
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text(
         '{"fetchNews": "false", "checkForUpdates": false}')
-    # render every cell (JupyterLab 4 otherwise detaches cells scrolled out of view)
+    # render every cell (JupyterLab 4 otherwise detaches cells scrolled out of view), and
+    # start the notebook's own kernel without asking: now and then JupyterLab 4.6 opened a
+    # "Select Kernel" dialog that stayed up whatever the handler below clicked, and a CI run
+    # (2026-12-03) timed out behind it (autoStartDefaultKernel, "Automatically Start
+    # Preferred Kernel", the tracker's schema)
     nb_settings = root / ".lab-settings" / "@jupyterlab" / "notebook-extension"
     nb_settings.mkdir(parents=True)
-    (nb_settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
+    (nb_settings / "tracker.jupyterlab-settings").write_text(
+        '{"windowingMode": "none", "autoStartDefaultKernel": true}')
     # the server configuration the README's quick start and Binder use (binder/jupyter-config):
     # Voila typesets LaTeX with its bundled MathJax, not a CDN's
     env["JUPYTER_CONFIG_PATH"] = str(REPO / "binder" / "jupyter-config")
