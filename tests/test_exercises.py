@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import traincost
-from traincost import catalog, exercises
+from traincost import catalog, exercises, instructor
 from traincost.units import GB, GIB
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks" / "exercises"
@@ -40,7 +40,7 @@ CONCEPT_WORD = {
 
 @pytest.fixture(scope="module", params=sorted(exercises.EXERCISES))
 def exercise(request):
-    check, solution = exercises.EXERCISES[request.param]
+    check, solution = instructor.EXERCISES[request.param]
     return request.param, check, solution, solution()
 
 
@@ -78,7 +78,7 @@ def test_feedback_renders_as_text_and_html(exercise):
 @pytest.mark.parametrize("name", ["flops-of-a-model", "will-it-fit", "pipeline-bubble",
                                   "pue-and-region", "power-cap", "implied-mfu", "pue-range"])
 def test_wrong_numeric_answer_does_not_give_the_answer_away(name):
-    check, solution = exercises.EXERCISES[name]
+    check, solution = instructor.EXERCISES[name]
     expected = solution()
     fb = check(WRONG[name](expected))
     assert f"{expected:.3g}" not in str(fb)
@@ -88,7 +88,7 @@ def test_wrong_numeric_answer_does_not_give_the_answer_away(name):
                                   "pue-and-region", "power-cap", "implied-mfu", "pue-range"])
 @pytest.mark.parametrize("bad", ["lots", [1, 2], float("inf"), True])
 def test_non_numbers_are_explained(name, bad):
-    check, _ = exercises.EXERCISES[name]
+    check = exercises.EXERCISES[name]
     fb = check(bad)
     assert not fb.correct and "number" in fb.message
 
@@ -108,7 +108,7 @@ def test_flops_textbook_formula_is_right_and_6nd_alone_is_not():
 
 def test_flops_per_token_instead_of_total_is_recognised():
     tokens = catalog.job("llama2-7b").tokens
-    fb = exercises.check_flops_of_a_model(exercises.solution_flops_of_a_model() / tokens)
+    fb = exercises.check_flops_of_a_model(instructor.solution_flops_of_a_model() / tokens)
     assert "per token" in fb.hint
 
 
@@ -154,7 +154,7 @@ def test_bubble_question_must_divide():
 
 # --- 4. Choosing a layout ------------------------------------------------------------------
 def test_solution_layout_is_valid_and_fits():
-    best = exercises.solution_choosing_a_layout()
+    best = instructor.solution_choosing_a_layout()
     est = traincost.estimate(accelerator="h100-sxm5-80gb", devices=64, model="llama2-70b",
                              global_batch=1024, vpp=1, cp=1, ep=1, **best)
     assert est.fits_in_memory
@@ -177,7 +177,7 @@ def test_layout_feedback_says_what_is_wrong():
 
 
 def test_any_layout_within_the_tolerance_counts():
-    best = exercises.solution_choosing_a_layout()
+    best = instructor.solution_choosing_a_layout()
     loose = exercises.check_choosing_a_layout(best, within=10.0)
     assert loose.correct
 
@@ -197,7 +197,7 @@ def test_pue_and_region_by_hand(region):
 # --- 6. The cheapest green option ---------------------------------------------------------
 def test_green_solution_meets_budget_and_nothing_cheaper_does():
     for region, budget in (("world", 45.0), ("FRA", 45.0), ("POL", 60.0)):
-        answer = exercises.solution_cheapest_green_option(region=region, budget_t=budget)
+        answer = instructor.solution_cheapest_green_option(region=region, budget_t=budget)
         df = exercises.green_options(region=region)
         ok = df[(df["co2e_t"] <= budget) & df["cost_usd"].notna()]
         if answer is None:
@@ -226,7 +226,7 @@ def _code(path):
 
 @pytest.mark.parametrize("name", sorted(exercises.EXERCISES))
 def test_exercise_and_solution_notebooks_call_the_checker(name):
-    checker = exercises.EXERCISES[name][0].__name__
+    checker = exercises.EXERCISES[name].__name__
     student = sorted(NOTEBOOKS.glob(f"*-{name}.ipynb"))
     solution = sorted((NOTEBOOKS / "solutions").glob(f"*-{name}.ipynb"))
     assert len(student) == 1 and len(solution) == 1, name
@@ -242,7 +242,7 @@ def test_power_cap_by_hand():
     # energy: (60 + 240 x 0.85) x 1.07148 / (60 + 340 x 0.85) = 264 x 1.07148 / 349 = 0.81052
     assert exercises.check_power_cap(1.0715, "time").correct
     assert exercises.check_power_cap(0.8105).correct
-    assert exercises.solution_power_cap("energy") == pytest.approx(0.81052, rel=1e-4)
+    assert instructor.solution_power_cap("energy") == pytest.approx(0.81052, rel=1e-4)
 
 
 @pytest.mark.parametrize("answer,says", [
@@ -265,17 +265,17 @@ def test_power_cap_time_mistakes_are_named(answer, says):
 
 def test_power_cap_quantity_must_be_known():
     with pytest.raises(ValueError, match="quantity: 'power'"):
-        exercises.solution_power_cap("power")
+        instructor.solution_power_cap("power")
 
 
 # --- 8. What a model card's GPU-hours imply ----------------------------------------------
 def test_implied_mfu_by_hand():
     # Llama 3.1 card: 8B (8.0e9 parameters), 15T tokens, 1.46M H100 GPU-h; H100 SXM dense
     # bf16 peak 989 TFLOP/s: 6 x 8e9 x 1.5e13 / (1.46e6 x 3600 x 9.89e14) = 7.2e23 / 5.198e24
-    assert exercises.solution_implied_mfu() == pytest.approx(0.13851, rel=1e-4)
+    assert instructor.solution_implied_mfu() == pytest.approx(0.13851, rel=1e-4)
     assert exercises.check_implied_mfu(0.1385).correct
     # 405B: 6 x 405e9 x 15.6e12 / (30.84e6 x 3600 x 989e12) = 0.3452
-    assert exercises.solution_implied_mfu("llama3.1-405b") == pytest.approx(0.3452, rel=1e-3)
+    assert instructor.solution_implied_mfu("llama3.1-405b") == pytest.approx(0.3452, rel=1e-3)
 
 
 @pytest.mark.parametrize("answer,says", [
@@ -291,9 +291,9 @@ def test_implied_mfu_mistakes_are_named(answer, says):
 
 def test_implied_mfu_needs_a_run_with_hours_and_tokens():
     with pytest.raises(ValueError, match="case: 'llama9'"):
-        exercises.solution_implied_mfu("llama9")
+        instructor.solution_implied_mfu("llama9")
     with pytest.raises(ValueError, match="no device-hours and tokens"):
-        exercises.solution_implied_mfu("sc21-t1-1.7b")
+        instructor.solution_implied_mfu("sc21-t1-1.7b")
 
 
 def test_the_index_counts_the_exercises_there_are():
@@ -316,7 +316,7 @@ def test_pue_range_by_hand_and_its_usual_mistakes():
     # factors 0.357, 1, 1.786 on PUE - 1 = 0.56. Triangle: p10 = a + sqrt(0.1 (b-a)(c-a))
     # = 1.2 + sqrt(0.0288) = 1.3697; p90 = b - sqrt(0.1 (b-a)(b-c)) = 2 - sqrt(0.0352)
     # = 1.8124; p90 / p10 = 1.3232
-    assert exercises.solution_pue_range() == pytest.approx(1.3232, rel=5e-4)
+    assert instructor.solution_pue_range() == pytest.approx(1.3232, rel=5e-4)
     assert exercises.check_pue_range(1.3232).correct
     assert "whole span" in exercises.check_pue_range(2.0 / 1.2).hint
     assert "PUE − 1" in exercises.check_pue_range(0.8124 / 0.3697).hint
@@ -328,7 +328,7 @@ def test_feedback_says_the_direction_but_not_the_factor(name):
     # issue 26: "answer 1 and the feedback says how far off you are", then 1/that is
     # accepted. An arbitrary wrong answer gets high or low (and "more than ten times" for
     # a units-sized slip), never a ratio to invert
-    check, solution = exercises.EXERCISES[name]
+    check, solution = instructor.EXERCISES[name]
     expected = solution()
     for factor, words in ((1.37, "too high"), (1 / 1.37, "too low"),
                           (37.0, "more than ten times too high")):
@@ -339,3 +339,16 @@ def test_feedback_says_the_direction_but_not_the_factor(name):
         assert fb.message.endswith(f"{words}."), fb.message
         assert "1.4" not in fb.message and "37" not in fb.message.replace(
             f"{expected * factor:.3g}", "")
+
+
+def test_a_student_notebook_cannot_read_the_answer():
+    # issue 26: feedback says right or not yet, never the number; the exercise module a
+    # student imports holds checkers only, the worked answers live in traincost.instructor,
+    # and the Binder build removes the solution notebooks from the tree it serves
+    fb = exercises.check_pipeline_bubble(0.05)
+    assert not fb.correct and "0.21875" not in str(fb) and "0.219" not in str(fb)
+    assert not any("0.21875" in repr(getattr(fb, k)) for k in vars(fb))
+    assert not [n for n in dir(exercises) if n.startswith("solution")]
+    assert all(callable(c) for c in exercises.EXERCISES.values())
+    post_build = (Path(__file__).resolve().parents[1] / "binder" / "postBuild").read_text()
+    assert "rm -rf notebooks/exercises/solutions" in post_build

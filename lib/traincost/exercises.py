@@ -6,8 +6,9 @@ from traincost's own formulas (the same ones the estimate uses), compares the
 student's answer within a stated tolerance and returns :class:`Feedback`: right, or
 not yet with a hint that names the concept and the formula, and, for the usual
 mistakes (forward pass only, GB for GiB, PUE left out, ...), says which one it looks
-like. The expected value is kept on the feedback object for instructors and tests but
-never printed. Worked solutions are in ``notebooks/exercises/solutions/``.
+like. The right answer is neither printed nor kept on the feedback; the worked answers are
+:mod:`traincost.instructor`'s, for instructors and tests, and the exercise notebooks never
+import it. Worked solutions are in ``notebooks/exercises/solutions/``.
 
 Examples
 --------
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -59,8 +60,6 @@ class Feedback:
         The concept and its formula (empty when right). [-]
     tolerance : str
         How close counts as right, in words. [-]
-    expected : object
-        The right answer (for instructors and tests; not printed). [-]
     """
 
     exercise: str
@@ -68,7 +67,6 @@ class Feedback:
     message: str
     hint: str = ""
     tolerance: str = ""
-    expected: object = field(default=None, compare=False)
 
     def __str__(self) -> str:
         lines = [self.message]
@@ -127,16 +125,14 @@ def _check_value(exercise: str, answer, expected: float, *, rel_tol: float, unit
     value = _as_number(exercise, answer, unit)
     if isinstance(value, Feedback):
         hint = "" if answer is None else concept
-        return Feedback(exercise, False, value.message, hint, tolerance if hint else "",
-                        expected)
+        return Feedback(exercise, False, value.message, hint, tolerance if hint else "")
     if _near(value, expected, rel_tol):
         note = f" {right_note}" if right_note else ""
-        return Feedback(exercise, True, f"Right: {value:.3g} {unit}.{note}", "", tolerance,
-                        expected)
+        return Feedback(exercise, True, f"Right: {value:.3g} {unit}.{note}", "", tolerance)
     for mistake_value, text in mistakes:
         if _near(value, mistake_value, rel_tol):
             return Feedback(exercise, False, f"Not yet: {value:.3g} {unit} is off.",
-                            f"{text} {concept}", tolerance, expected)
+                            f"{text} {concept}", tolerance)
     # the direction, and whether it is off by more than an order of magnitude (a units
     # slip), but not by how much: a ratio would let the next try be the answer
     ratio = value / expected
@@ -147,7 +143,7 @@ def _check_value(exercise: str, answer, expected: float, *, rel_tol: float, unit
     else:
         how = "of the wrong sign"
     return Feedback(exercise, False, f"Not yet: {value:.3g} {unit} is {how}.", concept,
-                    tolerance, expected)
+                    tolerance)
 
 
 # --------------------------------------------------------------------------------------
@@ -159,7 +155,7 @@ FLOPS_CONCEPT = ("Training costs about 6 FLOP per parameter per token (2 in the 
                  "s sequence length, D training tokens.")
 
 
-def solution_flops_of_a_model(model: str = "llama2-7b", tokens: float | None = None) -> float:
+def _solution_flops_of_a_model(model: str = "llama2-7b", tokens: float | None = None) -> float:
     """Model training FLOP of a preset: model FLOP per token x tokens (no recompute). [FLOP]"""
     return explore.model_flop_per_token(model) * catalog.job(model, tokens=tokens).tokens
 
@@ -178,7 +174,7 @@ def check_flops_of_a_model(answer, model: str = "llama2-7b",
         Training tokens; the preset's reported figure when None. [tokens]
     """
     wl, job = catalog.model(model), catalog.job(model, tokens=tokens)
-    expected = solution_flops_of_a_model(model, tokens)
+    expected = _solution_flops_of_a_model(model, tokens)
     n = float(explore.parameter_counts(wl, job.seq_len)["total"])
     attention_share = 12 * wl.layers * wl.hidden * job.seq_len * job.tokens / expected
     mistakes = [
@@ -202,7 +198,7 @@ FIT_CONCEPT = ("Mixed-precision Adam keeps 2 bytes of bf16 weights, 2 of gradien
                "stage 2 also the gradients, stage 3 also the weights. 1 GiB = 2^30 bytes.")
 
 
-def solution_will_it_fit(model: str = "llama2-13b", dp: int = 8, zero: int = 0) -> float:
+def _solution_will_it_fit(model: str = "llama2-13b", dp: int = 8, zero: int = 0) -> float:
     """Weights + gradients + Adam states per device (no tp/pp), in GiB. [GiB]"""
     return explore.model_state_gib(model, dp, zero)
 
@@ -224,7 +220,7 @@ def check_will_it_fit(answer, model: str = "llama2-13b", dp: int = 8, zero: int 
     accelerator : str
         Whose memory the right answer is compared with (said when right). [-]
     """
-    expected = solution_will_it_fit(model, dp, zero)
+    expected = _solution_will_it_fit(model, dp, zero)
     hbm_gib = catalog.accelerator(accelerator).hbm_bytes / GIB
     states_all = explore.model_state_gib(model, dp, 0)
     mistakes = [
@@ -254,7 +250,7 @@ BUBBLE_CONCEPT = ("With p pipeline stages and m micro-batches per step (m = B / 
                   "as a fraction, not a percentage.")
 
 
-def solution_pipeline_bubble(pp: int = 8, vpp: int = 1, global_batch: int = 512, dp: int = 16,
+def _solution_pipeline_bubble(pp: int = 8, vpp: int = 1, global_batch: int = 512, dp: int = 16,
                              micro_batch: int = 1) -> float:
     """(p − 1) / (v·m) with m = B / (dp·b). [-]"""
     m = global_batch // (dp * micro_batch)
@@ -275,7 +271,7 @@ def check_pipeline_bubble(answer, pp: int = 8, vpp: int = 1, global_batch: int =
     if global_batch % (dp * micro_batch):
         raise ValueError(f"global_batch: {global_batch} must be a multiple of dp*micro_batch "
                          f"= {dp * micro_batch}")
-    expected = solution_pipeline_bubble(pp, vpp, global_batch, dp, micro_batch)
+    expected = _solution_pipeline_bubble(pp, vpp, global_batch, dp, micro_batch)
     m = global_batch // (dp * micro_batch)
     mistakes = [
         ((pp - 1) / (vpp * m + pp - 1), "That is the bubble's share of the whole step, "
@@ -328,7 +324,7 @@ def _fastest_layout(model, accelerator, devices, global_batch):
     return explore.layout_estimate(_layout_question(model, accelerator, devices, global_batch))
 
 
-def solution_choosing_a_layout(model: str = "llama2-70b", accelerator: str = "h100-sxm5-80gb",
+def _solution_choosing_a_layout(model: str = "llama2-70b", accelerator: str = "h100-sxm5-80gb",
                                devices: int = 64, global_batch: int = 1024) -> dict:
     """The fastest layout that fits, as traincost's search finds it (vpp = cp = ep = 1)."""
     layout = explore.fixed_layout(_fastest_layout(model, accelerator, devices, global_batch))
@@ -360,10 +356,10 @@ def check_choosing_a_layout(answer, model: str = "llama2-70b",
     fastest = _fastest_layout(model, accelerator, devices, global_batch)
     best = {k: v for k, v in explore.fixed_layout(fastest).items() if k in LAYOUT_ANSWER_KEYS}
     if answer is None:
-        return Feedback(name, False, _NO_ANSWER, "", tolerance, best)
+        return Feedback(name, False, _NO_ANSWER, "", tolerance)
     if not isinstance(answer, dict):
         return Feedback(name, False, "Give the layout as a dict, e.g. dict(tp=4, pp=2, "
-                        "micro_batch=1, recompute='selective', zero=1).", "", tolerance, best)
+                        "micro_batch=1, recompute='selective', zero=1).", "", tolerance)
     missing = [k for k in LAYOUT_ANSWER_KEYS if k not in answer]
     extra = sorted(set(answer) - set(LAYOUT_ANSWER_KEYS))
     if missing or extra:
@@ -371,13 +367,13 @@ def check_choosing_a_layout(answer, model: str = "llama2-70b",
                ("; " if missing and extra else "") + \
                (f"unknown {', '.join(extra)}" if extra else "")
         return Feedback(name, False, f"Give exactly {', '.join(LAYOUT_ANSWER_KEYS)} ({what}).",
-                        "", tolerance, best)
+                        "", tolerance)
     try:
         est = explore.layout_estimate({**_layout_question(model, accelerator, devices,
                                                           global_batch), **answer})
     except ValueError as exc:
         return Feedback(name, False, f"Not yet: this layout cannot run: {exc}", LAYOUT_CONCEPT,
-                        tolerance, best)
+                        tolerance)
     d = est.to_dict()
     if not d["fits_in_memory"]:
         return Feedback(name, False,
@@ -385,19 +381,19 @@ def check_choosing_a_layout(answer, model: str = "llama2-70b",
                         f"{d['hbm_gib_per_device']:.3g} GiB: it does not fit.",
                         "Memory per device = states sharded by ZeRO and by tp·pp, plus "
                         "activations (cut by recompute and a smaller micro-batch). "
-                        + LAYOUT_CONCEPT, tolerance, best)
+                        + LAYOUT_CONCEPT, tolerance)
     ratio = est.step_time_s / fastest.step_time_s
     if ratio <= 1 + within:
         return Feedback(name, True, f"Right: it fits ({d['memory_gib_per_device']:.3g} GiB "
                         f"per device) and its step takes {est.step_time_s:.3g} s, "
                         f"{100 * (ratio - 1):+.0f} % against the fastest layout found.", "",
-                        tolerance, best)
+                        tolerance)
     mine, theirs = est.step_breakdown_s(), fastest.step_breakdown_s()
     worst = max(mine, key=lambda k: mine[k] - theirs.get(k, 0.0))
     return Feedback(name, False, f"Not yet: it fits, but its step takes "
                     f"{est.step_time_s:.3g} s, {100 * (ratio - 1):.0f} % slower than the "
                     "fastest layout found.", f"{_PART_HINTS.get(worst, '')} {LAYOUT_CONCEPT}",
-                    tolerance, best)
+                    tolerance)
 
 
 # --------------------------------------------------------------------------------------
@@ -408,7 +404,7 @@ PUE_CONCEPT = ("Energy at the plug = IT energy × PUE; operational emissions = e
                "tCO2e = MWh × PUE × gCO2e/kWh / 1000.")
 
 
-def solution_pue_and_region(it_energy_mwh: float = 200.0, pue: float = 1.1,
+def _solution_pue_and_region(it_energy_mwh: float = 200.0, pue: float = 1.1,
                             region: str = "SWE") -> float:
     """Operational emissions of ``it_energy_mwh`` of IT energy at ``pue`` in ``region``. [tCO2e]"""
     from .footprint import facility_energy_j, operational_co2e_g
@@ -433,7 +429,7 @@ def check_pue_and_region(answer, it_energy_mwh: float = 200.0, pue: float = 1.1,
     region : str
         Grid region id (``traincost.catalog.regions()``). [-]
     """
-    expected = solution_pue_and_region(it_energy_mwh, pue, region)
+    expected = _solution_pue_and_region(it_energy_mwh, pue, region)
     mistakes = [
         (expected / pue, "That leaves out the PUE: cooling and power conversion come on top of "
                          "the IT energy."),
@@ -463,7 +459,7 @@ def green_options(model: str = "llama2-7b", devices: int = 256,
                    region=region)
 
 
-def solution_cheapest_green_option(model: str = "llama2-7b", devices: int = 256,
+def _solution_cheapest_green_option(model: str = "llama2-7b", devices: int = 256,
                                    accelerators=GREEN_ACCELERATORS, region: str = "world",
                                    budget_t: float = 45.0, global_batch: int = 1024):
     """The cheapest accelerator whose operational tCO2e is within budget (None if none)."""
@@ -500,43 +496,42 @@ def check_cheapest_green_option(answer, model: str = "llama2-7b", devices: int =
     name = "cheapest-green-option"
     tolerance = ("the exact accelerator; costs and emissions as traincost.compare computes "
                  "them")
-    expected = solution_cheapest_green_option(model, devices, accelerators, region, budget_t,
+    expected = _solution_cheapest_green_option(model, devices, accelerators, region, budget_t,
                                               global_batch)
     if answer is None:
-        return Feedback(name, False, _NO_ANSWER, "", tolerance, expected)
+        return Feedback(name, False, _NO_ANSWER, "", tolerance)
     choice = str(answer).strip().lower()
     options = [a.lower() for a in accelerators]
     if choice == "none":
         if expected is None:
-            return Feedback(name, True, "Right: no option meets the budget.", "", tolerance,
-                            expected)
+            return Feedback(name, True, "Right: no option meets the budget.", "", tolerance)
         return Feedback(name, False, "Not yet: at least one option meets the budget.",
-                        GREEN_CONCEPT, tolerance, expected)
+                        GREEN_CONCEPT, tolerance)
     if choice not in options:
         return Feedback(name, False, f"Choose one of {', '.join(options)} (or 'none'); "
-                        f"{answer!r} is not an option.", "", tolerance, expected)
+                        f"{answer!r} is not an option.", "", tolerance)
     df = green_options(model, devices, accelerators, region, global_batch)
     row = df.loc[choice]
     if choice == expected:
         return Feedback(name, True, f"Right: {choice} emits {row['co2e_t']:.3g} tCO2e "
                         f"(budget {budget_t:g}) for ${row['cost_usd']:,.0f}, the cheapest that "
-                        "stays within budget.", "", tolerance, expected)
+                        "stays within budget.", "", tolerance)
     if pd.isna(row["fits_in_memory"]) or not bool(row["fits_in_memory"]):
         why = row["note"] or "it cannot run this job"
         return Feedback(name, False, f"Not yet: {choice} is out ({why}).", GREEN_CONCEPT,
-                        tolerance, expected)
+                        tolerance)
     if pd.isna(row["cost_usd"]):
         return Feedback(name, False, f"Not yet: {choice} has no catalog price, so its cost "
-                        "cannot be compared.", GREEN_CONCEPT, tolerance, expected)
+                        "cannot be compared.", GREEN_CONCEPT, tolerance)
     if row["co2e_t"] > budget_t:
         return Feedback(name, False, f"Not yet: {choice} emits {row['co2e_t']:.3g} tCO2e in "
                         f"{region}, over the budget of {budget_t:g}.", GREEN_CONCEPT,
-                        tolerance, expected)
+                        tolerance)
     if expected is None:
-        return Feedback(name, False, "Not yet.", GREEN_CONCEPT, tolerance, expected)
+        return Feedback(name, False, "Not yet.", GREEN_CONCEPT, tolerance)
     return Feedback(name, False, f"Not yet: {choice} stays within budget "
                     f"({row['co2e_t']:.3g} tCO2e) but another option that does costs less.",
-                    GREEN_CONCEPT, tolerance, expected)
+                    GREEN_CONCEPT, tolerance)
 
 
 # --------------------------------------------------------------------------------------
@@ -552,7 +547,7 @@ POWER_CAP_CONCEPT = ("A power cap slows a matmul-bound step: its rate falls to "
 POWER_CAP_QUANTITIES = ("time", "energy")
 
 
-def solution_power_cap(quantity: str = "energy", cap_w: float = 300.0,
+def _solution_power_cap(quantity: str = "energy", cap_w: float = 300.0,
                        accelerator: str = "a100-sxm4-80gb") -> float:
     """A compute-bound step under a power cap, over the same step uncapped. [-]
 
@@ -590,9 +585,9 @@ def check_power_cap(answer, quantity: str = "energy", cap_w: float = 300.0,
     accelerator : str
         Accelerator id. [-]
     """
-    expected = solution_power_cap(quantity, cap_w, accelerator)
+    expected = _solution_power_cap(quantity, cap_w, accelerator)
     acc = catalog.accelerator(accelerator)
-    speed = 1.0 / solution_power_cap("time", cap_w, accelerator)
+    speed = 1.0 / _solution_power_cap("time", cap_w, accelerator)
     if quantity == "time":
         mistakes = [
             (speed, "That is the clock (speed) factor: the step takes its inverse."),
@@ -639,7 +634,7 @@ def _card_figures(case: str):
                                 else "bf16"))
 
 
-def solution_implied_mfu(case: str = "llama3.1-8b") -> float:
+def _solution_implied_mfu(case: str = "llama3.1-8b") -> float:
     """The fraction of the dense peak a published run's device-hours imply. [-]
 
     6 · N · D / (device-hours × 3600 × peak), with N the parameters and D the tokens its
@@ -659,7 +654,7 @@ def check_implied_mfu(answer, case: str = "llama3.1-8b") -> Feedback:
     case : str
         Published run id with device-hours and tokens (``data/published_runs.csv``). [-]
     """
-    expected = solution_implied_mfu(case)
+    expected = _solution_implied_mfu(case)
     mistakes = [
         (100 * expected, "That is a percentage: give the fraction (0-1)."),
         (expected / 3, "That counts the forward pass only, 2·N·D: training is 6·N·D."),
@@ -694,7 +689,7 @@ def _unknown_site_pue() -> tuple:
     return 1 + excess * float(row["low"]), 1 + excess * float(row["high"]), p10, p90
 
 
-def solution_pue_range() -> float:
+def _solution_pue_range() -> float:
     """p90/p10 of the facility energy when the unknown site's PUE is its only uncertain
     input: the PUE's own p90/p10, (1 + its p90 excess) / (1 + its p10 excess). [-]"""
     _, _, p10, p90 = _unknown_site_pue()
@@ -709,7 +704,7 @@ def check_pue_range(answer) -> Feedback:
     answer : float
         The ratio of the 90th to the 10th percentile of the facility energy. [-]
     """
-    expected = solution_pue_range()
+    expected = _solution_pue_range()
     low, high, excess_p10, excess_p90 = _unknown_site_pue()
     mistakes = [
         (high / low, "That is the whole span, maximum over minimum."),
@@ -721,15 +716,15 @@ def check_pue_range(answer) -> Feedback:
                         concept=PUE_RANGE_CONCEPT, mistakes=mistakes)
 
 
-#: every exercise: id -> (checker, solution function)
+#: every exercise: id -> its checker (the worked answers: :mod:`traincost.instructor`)
 EXERCISES = {
-    "flops-of-a-model": (check_flops_of_a_model, solution_flops_of_a_model),
-    "will-it-fit": (check_will_it_fit, solution_will_it_fit),
-    "pipeline-bubble": (check_pipeline_bubble, solution_pipeline_bubble),
-    "choosing-a-layout": (check_choosing_a_layout, solution_choosing_a_layout),
-    "pue-and-region": (check_pue_and_region, solution_pue_and_region),
-    "cheapest-green-option": (check_cheapest_green_option, solution_cheapest_green_option),
-    "power-cap": (check_power_cap, solution_power_cap),
-    "implied-mfu": (check_implied_mfu, solution_implied_mfu),
-    "pue-range": (check_pue_range, solution_pue_range),
+    "flops-of-a-model": check_flops_of_a_model,
+    "will-it-fit": check_will_it_fit,
+    "pipeline-bubble": check_pipeline_bubble,
+    "choosing-a-layout": check_choosing_a_layout,
+    "pue-and-region": check_pue_and_region,
+    "cheapest-green-option": check_cheapest_green_option,
+    "power-cap": check_power_cap,
+    "implied-mfu": check_implied_mfu,
+    "pue-range": check_pue_range,
 }
