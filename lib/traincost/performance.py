@@ -325,15 +325,15 @@ def moe_layer_matmul_time(tokens, hidden, heads, kv_heads, head_dim, v_dim, qk_d
     experts_per_device = np.where(experts > 0, experts / ep, 0)
     tokens_per_expert = np.where(experts > 0, tokens * top_k * ep * etp / tp
                                  / np.maximum(experts, 1), 0)
+    # one layer's formula twice: the attention split over tp, the experts over their own e
     attn, _, _, _ = layer_forward_time(
         tokens, hidden, heads, kv_heads, head_dim, v_dim, qk_dim, attn_weights,
         up * moe_ffn_hidden, moe_ffn_hidden, 0.0, 0.0, seq_keys,
         tp, stored_full_bytes, flop_per_s, bytes_per_s, traffic_factor, bytes_per_element)
-    mlp = experts_per_device * (
-        gemm_time(tokens_per_expert, hidden, up * moe_ffn_hidden / etp, flop_per_s,
-                  bytes_per_s, bytes_per_element)
-        + gemm_time(tokens_per_expert, moe_ffn_hidden / etp, hidden, flop_per_s, bytes_per_s,
-                    bytes_per_element))
+    _, mlp, _, _ = layer_forward_time(
+        tokens, hidden, heads, kv_heads, head_dim, v_dim, qk_dim, attn_weights,
+        up * moe_ffn_hidden, moe_ffn_hidden, experts_per_device, tokens_per_expert, seq_keys,
+        etp, stored_full_bytes, flop_per_s, bytes_per_s, traffic_factor, bytes_per_element)
     shared = shared_experts * (
         gemm_time(tokens, hidden, up * moe_ffn_hidden / tp, flop_per_s, bytes_per_s,
                   bytes_per_element)
