@@ -155,3 +155,50 @@ def test_a_search_counts_host_memory_for_offloading_layouts():
                            global_batch=512, tp=8, pp=1, zero=3, micro_batch=1,
                            space={"recompute": [3]})
     assert res.layouts_fit > 0
+
+
+def test_offloading_half_the_layers_keeps_the_other_half_on_the_device():
+    """Megatron-Core's cpu_offloading_num_layers 2 of 4 toy layers (recompute_fraction 0.5):
+    the device keeps the two layers it does not offload (2 x 228), the one on its way (228)
+    and the loss's; the host holds the first two layers' 2 x 228 less the one in transit,
+    half the whole mode's 456 bytes: 228."""
+    none = model.evaluate(toy(layers=4))
+    part = model.evaluate(toy(layers=4, recompute=OFFLOAD, recompute_fraction=0.5,
+                              host_link_bytes_per_s=1e12, host_memory_bytes=1e12))
+    assert none["memory_activations_bytes"] - part["memory_activations_bytes"] == \
+        pytest.approx(FULL)
+    assert part["offloaded_bytes_per_device"] == pytest.approx(FULL)
+    assert part["hardware_flop_per_token"] == none["hardware_flop_per_token"]
+    small = toy(layers=4, recompute=OFFLOAD, recompute_fraction=0.5,
+                host_link_bytes_per_s=1e12, host_memory_bytes=FULL - 1)
+    assert not bool(model.evaluate(small)["fits_in_memory"])
+
+
+def test_offloading_half_the_layers_exposes_half_the_copies():
+    """The copy-bound case of test_offload_shows_only_the_copy_time_the_compute_does_not_hide
+    with 2 of the 4 layers offloaded: 2 x (1000 - 576/r) s instead of 4 x."""
+    r = A.in_model_matmul_fraction
+    rate = FULL / 1000.0 / A.host_copy_efficiency
+    none = model.evaluate(toy(layers=4))["step_compute_s"]
+    part = model.evaluate(toy(layers=4, recompute=OFFLOAD, recompute_fraction=0.5,
+                              host_link_bytes_per_s=rate, host_memory_bytes=1e12))
+    assert part["step_compute_s"] - none == pytest.approx(2 * (1000.0 - 576 / r), rel=1e-12)
+
+
+def test_a_share_of_offload_through_the_estimate_and_the_cli(capsys):
+    """--recompute offload --recompute-fraction 0.5 keeps the mode (a share alone still
+    means full recompute) and moves half of what offloading every layer moves."""
+    from clihelpers import run
+    kw = dict(accelerator="h100-sxm5-80gb", devices=8, model="llama2-70b", global_batch=64,
+              tp=8, pp=1, zero=3, micro_batch=1)
+    whole = traincost.estimate(**kw, recompute="offload")
+    half = traincost.estimate(**kw, recompute="offload", recompute_fraction=0.5)
+    assert half.parallel.recompute == "offload"
+    assert half.report["offloaded_gib_per_device"] == pytest.approx(
+        0.5 * whole.report["offloaded_gib_per_device"])
+    rc, out, err = run(["estimate", "--accelerator", "h100-sxm5-80gb", "--devices", "8",
+                        "--model", "llama2-70b", "--global-batch", "64", "--tp", "8", "--pp",
+                        "1", "--zero", "3", "--micro-batch", "1", "--recompute", "offload",
+                        "--recompute-fraction", "0.5", "--json"], capsys)
+    assert rc == 0, err
+    assert '"recompute": "offload"' in out

@@ -63,7 +63,7 @@ def test_a_share_outside_0_1_is_refused(value, words):
 
 def test_a_share_beside_another_recompute_mode_is_refused():
     with pytest.raises(ValueError, match="recompute-fraction: 0.25 is a share of the layers "
-                                         "under full recompute, not selective"):
+                                         "under full recompute or offload, not selective"):
         traincost.estimate("h100-sxm5-80gb", 8, recompute_fraction=0.25,
                            **{**KW, "recompute": "selective"})
 

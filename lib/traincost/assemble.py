@@ -460,8 +460,8 @@ def framework_knobs(fixed: dict, stack: Stack) -> dict:
     """The layout knobs ``fixed`` (:func:`fixed_knobs`) with the sharding ``stack``'s
     framework implies where ZeRO is open (FSDP frameworks: 3), and full recompute where
     the stack recomputes a share of the layers (``recompute_fraction`` < 1: a share of
-    full recompute; ValueError naming ``recompute-fraction`` beside another mode);
-    otherwise as given.
+    full recompute, or of activation offload where that is asked for; ValueError naming
+    ``recompute-fraction`` beside another mode); otherwise as given.
 
     >>> framework_knobs({"zero": None, "tp": 2}, Stack(framework="torchtitan"))
     {'zero': 3, 'tp': 2}
@@ -472,13 +472,14 @@ def framework_knobs(fixed: dict, stack: Stack) -> dict:
     if fixed.get("zero") is None and not (isinstance(zero, float) and math.isnan(zero)):
         fixed = {**fixed, "zero": int(zero)}
     if stack.recompute_fraction < 1:
-        full = layout.knob_code("recompute", "full")
-        if fixed.get("recompute") not in (None, full):
+        shares = (layout.knob_code("recompute", "full"), layout.knob_code("recompute", "offload"))
+        if fixed.get("recompute") not in (None, *shares):
             mode = layout.knob_value("recompute", fixed["recompute"])
             raise ValueError(f"recompute-fraction: {stack.recompute_fraction:g} is a share of "
-                             f"the layers under full recompute, not {mode} (give --recompute "
-                             "full, or leave it open)")
-        fixed = {**fixed, "recompute": full}
+                             f"the layers under full recompute or offload, not {mode} (give "
+                             "--recompute full or offload, or leave it open)")
+        if fixed.get("recompute") is None:
+            fixed = {**fixed, "recompute": shares[0]}
     return fixed
 
 

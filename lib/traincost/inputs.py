@@ -479,7 +479,9 @@ class Stack:
         The share of each pipeline stage's layers that full recomputation covers, the rest
         recomputing nothing (Megatron-Core ``--recompute-method block
         --recompute-num-layers k``: k of the stage's L/p layers; checkpointing every n-th
-        block: 1/n); 1 (default): every layer. Full recompute only. [-]
+        block: 1/n), or, with ``recompute="offload"``, that activation offload covers, the
+        rest keeping their activations on the device (Megatron-Core's
+        ``cpu_offloading_num_layers`` k: k/L); 1 (default): every layer. [-]
     shard_group : int
         Hybrid sharding: the data-parallel ranks (of one site) that shard the weights,
         gradients and optimizer state together under ZeRO 1-3, the groups being replicas
@@ -533,7 +535,7 @@ class Stack:
         _check_number("expert-tp", self.expert_tp, minimum=0, exclusive=False, integer=True)
         if self.recompute_fraction > 1:
             raise ValueError(f"recompute-fraction: {self.recompute_fraction!r} must be <= 1 "
-                             f"(the share of a stage's layers that full recompute covers)")
+                             f"(the share of a stage's layers that full recompute or offload covers)")
 
     @property
     def overlaps(self) -> frozenset:

@@ -189,20 +189,23 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     copies of a token when the expert group spans nodes under node-limited routing; a
     stack overlapping it (``ep_overlap``) hides it behind the micro-batch's compute, which
     then runs on the SMs it leaves, ``t_compute / (1 - ep_overlap_comm_sm_fraction)``
-    (DeepSeek-V3 Secs. 3.2.1-3.5.1). Full recompute of a share f of each stage's layers
-    (``recompute_fraction`` < 1, the others recomputing nothing: Megatron-Core's block
-    method) costs ``f`` of full recompute's step and memory parts plus ``1 - f`` of no
-    recompute's, each a sum over the layers, and holds the one layer a recompute rebuilds
-    whole once, as full recompute does.
+    (DeepSeek-V3 Secs. 3.2.1-3.5.1). Full recompute, or activation offload, of a share f
+    of each stage's layers (``recompute_fraction`` < 1, the others keeping their
+    activations on the device: Megatron-Core's block method, its
+    ``cpu_offloading_num_layers``) costs ``f`` of the whole mode's step and memory parts
+    plus ``1 - f`` of no recompute's, each a sum over the layers; a recompute holds the
+    one layer it rebuilds whole once, as full recompute does, and offload sends f of the
+    whole mode's activations to host memory.
     """
     a = assumptions
     g, w, parts, mem, shard = _step_and_memory(c, a)
-    partial = g.full_rc & (c["recompute_fraction"] < 1)
+    host = shard.host
+    partial = (g.full_rc | g.offload) & (c["recompute_fraction"] < 1)
     if any_true(partial):
-        # full recompute of a share f of the layers, none of the others: the per-layer
-        # work, traffic and kept activations add up layer by layer, so the step's and the
-        # memory's parts are f of full recompute's plus (1 - f) of none's, and the one
-        # layer a recompute rebuilds is live whole once, as under full recompute
+        # full recompute (or offload) of a share f of the layers, none of the others: the
+        # per-layer work, traffic and kept activations add up layer by layer, so the
+        # step's and the memory's parts are f of the whole mode's plus (1 - f) of none's;
+        # the one layer a recompute rebuilds is live whole once, as under full recompute
         plain = {**c, "recompute": np.where(partial, workload.RECOMPUTE_CODES["none"],
                                             c["recompute"])}
         _, w_none, parts_none, mem_none, _ = _step_and_memory(plain, a)
@@ -211,12 +214,13 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
         mem = {k_: f * v_ + (1 - f) * mem_none[k_] for k_, v_ in mem.items()}
         mem["activations"] = mem["activations"] + (1 - f) * shard.recomputing
         w = SimpleNamespace(**{**vars(w), "hw_fpt": f * w.hw_fpt + (1 - f) * w_none.hw_fpt})
+        host = f * host
     out = footprint_stage(c, a, g, w, parts, sum(mem.values()))
     # activation offload: what sits in host memory, which must fit there too
-    out["offloaded_bytes_per_device"] = shard.host * np.ones_like(out["step_time_s"])
+    out["offloaded_bytes_per_device"] = host * np.ones_like(out["step_time_s"])
     if any_true(g.offload):
         out["fits_in_memory"] = out["fits_in_memory"] \
-            & np.where(g.offload, shard.host <= c["host_memory_bytes"], True)
+            & np.where(g.offload, host <= c["host_memory_bytes"], True)
     out.update({f"step_{k_}_s": v_ for k_, v_ in parts.items()})
     out.update({f"memory_{k_}_bytes": v_ for k_, v_ in mem.items()})
     return out

@@ -226,8 +226,10 @@ INPUTS = (
     _o("recompute_fraction", "stack", "Stack", "float", "-",
        "the share of each pipeline stage's layers that full recompute covers, the others "
        "recomputing nothing (Megatron-Core --recompute-method block --recompute-num-layers "
-       "k: k / (L/p); checkpointing every n-th block: 1/n); default 1, every layer; with "
-       "--recompute full or searched", maximum=1, metavar="F"),
+       "k: k / (L/p); checkpointing every n-th block: 1/n), or with --recompute offload the "
+       "share whose activations go to host memory (Megatron-Core cpu_offloading_num_layers "
+       "k: k / L); default 1, every layer; with --recompute full, offload or searched",
+       maximum=1, metavar="F"),
     _o("shard_group", "stack", "Stack", "int", "devices",
        "hybrid sharding: the data-parallel ranks that shard weights, gradients and optimizer "
        "together (ZeRO 1-3), the groups all-reducing gradient shards across (PyTorch FSDP "
