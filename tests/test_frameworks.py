@@ -159,17 +159,17 @@ def test_new_runs_carry_their_pre_fit_error():
              "mlperf50-amd-lora70b-mi325x-8", "mlperf51-amd-lora70b-mi300x-8",
              "mlperf51-amd-lora70b-mi325x-8",
              *RUNS.index[RUNS.index.str.startswith(("ibm-fsdp-", "ds-deepcompile-",
-                                                    "fsdp-deepcompile-", "tpurecipes-v6e-",
+                                                    "fsdp-deepcompile-", "tpurecipes-",
                                                     "nemo-longseq-", "nvidia-dgxc-grok1-",
                                                     "nvidia-dgxc-maxtext-", "nemo-perf2407-",
                                                     "mbridge-"))],
              *RUNS.index[RUNS.index.str.contains("-nemo25-") & RUNS.index.str.startswith(
                  "nvidia-dgxc-nemotron4-")]]
-    # IBM's twelve fms-fsdp runs, DeepCompile's eight, the Trillium MaxText recipes' fourteen,
+    # IBM's twelve fms-fsdp runs, DeepCompile's eight, the TPU MaxText recipes' fifteen,
     # NeMo's long-sequence page's seventeen, NVIDIA's twelve Grok-1 benchmarks, its
     # twenty-two MaxText ones, its four NeMo 25.04 Nemotron-4 ones, NeMo 24.07's
     # performance summary's twelve and Megatron-Bridge's fourteen
-    assert len(later) == 129
+    assert len(later) == 130
     old = RUNS.loc[~RUNS.index.str.startswith(NEW) & ~RUNS.index.isin(later)]
     assert old["prefit_error_pct"].isna().all()
     assert RUNS.loc[later, "prefit_basis"].str.contains("before the row joined the fit").all()
@@ -349,8 +349,9 @@ def test_torchtitans_op_policy_gathers_the_sequence_parallel_inputs_again():
 
 
 def test_a_device_factor_says_it_carries_the_devices_ceiling():
-    """TPU v6e has no measured matmul ceiling and twelve MaxText runs from two campaigns:
-    its factor is its own and says so; v5p (one campaign) keeps the TPU family's."""
+    """TPU v6e has no measured matmul ceiling and fourteen MaxText runs from three
+    campaigns: its factor is its own and says so; v5e (one campaign) keeps the TPU
+    family's."""
     from traincost import calibration
     kw = dict(devices=256, model="llama3.1-70b", global_batch=1280, framework="maxtext")
     v6e = [c for c in traincost.estimate(accelerator="tpu-v6e", **kw).caveats
@@ -358,7 +359,7 @@ def test_a_device_factor_says_it_carries_the_devices_ceiling():
     assert len(v6e) == 1 and "fitted on its own published runs on tpu-v6e, which has no " \
         "measured matmul ceiling" in v6e[0]
     assert f"{calibration.FRAMEWORKS['maxtext on tpu-v6e']['factor']:.2f}x" in v6e[0]
-    v5p = [c for c in traincost.estimate(accelerator="tpu-v5p", **kw).caveats
+    v5e = [c for c in traincost.estimate(accelerator="tpu-v5e", **kw).caveats
            if c.startswith("framework:")]
-    assert "on tpu-v5p" not in v5p[0]
-    assert f"{calibration.FRAMEWORKS['maxtext on Google']['factor']:.2f}x" in v5p[0]
+    assert "on tpu-v5e" not in v5e[0]
+    assert f"{calibration.FRAMEWORKS['maxtext on Google']['factor']:.2f}x" in v5e[0]

@@ -376,28 +376,33 @@ def own_frameworks(cases: list[Case]) -> set:
     accelerator family) among ``cases`` that get their own efficiency factor: not the
     reference framework's on the reference family (whose runs fit the shared constants:
     :func:`traincost.catalog.reference_key`) nor ``unspecified``, with
-    at least FRAMEWORK_MIN_RUNS runs in at least FRAMEWORK_MIN_DOCUMENTS documents. [-]"""
+    at least FRAMEWORK_MIN_RUNS runs in at least FRAMEWORK_MIN_DOCUMENTS documents (a
+    family's counting those of its devices with a factor of their own). [-]"""
     runs, docs = {}, {}
     for c in cases:
         if c.stack == catalog.reference_key() or c.framework == "unspecified":
             continue
-        runs[c.stack] = runs.get(c.stack, 0) + 1
-        docs.setdefault(c.stack, set()).add(c.document)
+        for key in {c.stack, c.fallback} - {""}:
+            runs[key] = runs.get(key, 0) + 1
+            docs.setdefault(key, set()).add(c.document)
     return {k for k in runs if runs[k] >= FRAMEWORK_MIN_RUNS
             and len(docs[k]) >= FRAMEWORK_MIN_DOCUMENTS}
 
 
 def fit_frameworks(cases: list[Case], base: Assumptions, own: set) -> dict:
     """The efficiency factor of each name in ``own`` (a framework on an accelerator
-    family), fitted on its own ``cases`` alone with the shared constants of ``base`` held:
-    name -> factor. [-]
+    family, or on one device), fitted on its own ``cases`` alone with the shared constants
+    of ``base`` held: name -> factor. [-]
 
     One bounded least-squares fit of one factor per name (FRAMEWORK_BOUNDS), on all its
     runs, 16-bit and fp8: adding a framework's runs leaves the shared constants and every
-    other framework as they were."""
+    other framework as they were. A family's runs include those of its devices that have
+    a factor of their own (:func:`device_stacks`): the family's factor is the fallback for
+    a device with too few runs, and the best guess for one never seen is the pool of every
+    device the framework ran on, not of those that happened to have few runs."""
     out = {}
     for key in sorted(own):
-        batch = Batch([c for c in cases if c.stack == key])
+        batch = Batch([replace(c, stack=key) for c in cases if key in (c.stack, c.fallback)])
         res = least_squares(lambda x: batch.residuals(base, float(x[0])), [REFERENCE_FACTOR],
                             bounds=FRAMEWORK_BOUNDS, diff_step=1e-3, max_nfev=100)
         out[key] = float(res.x[0])
@@ -434,7 +439,7 @@ def fit_all(cases: list[Case], prior: Assumptions = PRIOR) -> Fit:
     shared = [c for c in cases if fitted_stage(c, own) == "shared"]
     a = fit([c for c in shared if not is_fp8(c)], prior)
     a = fit_fp8([c for c in shared if is_fp8(c)], a)
-    mine = [c for c in cases if fitted_stage(c, own) == "framework"]
+    mine = [c for c in cases if fitted_stage(c, own) == "framework" or c.fallback in own]
     return Fit(a, fit_frameworks(mine, a, own), own)
 
 
@@ -522,11 +527,13 @@ def framework_loo_errors(cases: list[Case], f: Fit) -> pd.DataFrame:
     ``case``, signed ``error_pct``. [%]"""
     rows = []
     for key in sorted(f.own):
-        mine = [c for c in cases if c.stack == key]
-        for i, case in enumerate(mine):
-            rest = mine[:i] + mine[i + 1:]
-            refit = fit_frameworks(rest, f.assumptions, own_frameworks(rest))
-            factors = {**f.factors, key: refit.get(key, REFERENCE_FACTOR)}
+        pool = [c for c in cases if key in (c.stack, c.fallback)]
+        for case in (c for c in pool if c.stack == key):
+            rest = [c for c in pool if c is not case]
+            refit = fit_frameworks(rest, f.assumptions, own_frameworks(rest) & {key})
+            # below the rule without it: a device's runs fall back to their family's factor,
+            # a family's (or a framework's) to the reference's
+            factors = {k: v for k, v in f.factors.items() if k != key} | refit
             e = np.expm1(residuals([case], f.assumptions, factors)) * 100.0
             rows.extend((case.case, float(x)) for x in e)
     return pd.DataFrame(rows, columns=["case", "error_pct"])
@@ -553,8 +560,9 @@ def device_stacks(cases: list[Case]) -> list[Case]:
     matmul ceiling and enough runs of its own under the framework (FRAMEWORK_MIN_RUNS from
     FRAMEWORK_MIN_DOCUMENTS documents): that factor then carries the device's ceiling,
     fitted and marked so (:func:`traincost.catalog.device_factor_key`), and the family's
-    factor stays the fallback. Never for the reference framework on the reference family,
-    whose runs fit the shared constants. [-]"""
+    factor, fitted on every run of the family theirs included (:func:`fit_frameworks`),
+    stays the fallback. Never for the reference framework on the reference family, whose
+    runs fit the shared constants. [-]"""
     runs, docs = {}, {}
     for c in cases:
         if c.device and c.framework != "unspecified" and c.stack != catalog.reference_key():
@@ -753,11 +761,13 @@ def main(argv=None) -> int:
     runs = catalog.published_runs()
     key_of = {c.case: c.stack for c in every}
     for key in sorted(whole.own):
-        mine = [c for c in every if c.stack == key]
+        mine = [c for c in every if key in (c.stack, c.fallback)]      # the factor's fit
         e = fw_loo[fw_loo["case"].map(key_of) == key]["error_pct"].abs()
         lo = lofo[lofo["case"].map(key_of) == key]["error_pct"].abs()
         frameworks[key] = {"factor": whole.factors[key], "runs": len(mine),
                            "documents": len({c.document for c in mine}),
+                           # the runs predicted with it (a family's less its own devices')
+                           "own_runs": sum(c.stack == key for c in every),
                            "loo_mape_pct": _pct(e.mean()), "loo_worst_pct": _pct(e.max()),
                            "held_out_framework_mape_pct": _pct(lo.mean())}
     pooled = pd.concat([*errors, fw_loo, unfitted], ignore_index=True)

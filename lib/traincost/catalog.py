@@ -297,7 +297,7 @@ def factor_name(framework_id: str, accelerator) -> str:
     fitted on the device, else on the family, if there is exactly one. ``''`` where the
     reference's factor applies (the reference itself, or borrowed).
 
-    >>> factor_name("maxtext", "tpu-v5p"), factor_name("megatron", "h100-sxm5-80gb")
+    >>> factor_name("maxtext", "tpu-v5e"), factor_name("megatron", "h100-sxm5-80gb")
     ('maxtext on Google', '')
     """
     framework(framework_id)
