@@ -107,7 +107,7 @@ def models():
 _WORKLOAD_INTS = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "experts",
                   "top_k", "shared_experts", "moe_ffn_hidden", "dense_layers", "q_lora_rank",
                   "kv_lora_rank", "qk_rope_head_dim", "head_dim", "v_head_dim", "route_nodes",
-                  "mtp_depth")
+                  "mtp_depth", "attention_window", "window_layers")
 
 
 def _model_row(model_id: str) -> dict:

@@ -282,6 +282,13 @@ class Workload:
         ``"mha"`` (MHA/GQA/MQA) or ``"mla"`` (DeepSeek multi-head latent attention). [-]
     head_dim : int
         Per-head q/k size (for MLA its non-rotary part); 0 means h/a. [-]
+    attention_window : int
+        Sliding-window attention: the keys before it a query attends to in a windowed layer
+        (Mistral 7B's 4,096; Gemma 3's local layers' 1,024); 0 means none. A fused kernel
+        skips the blocks outside the window; a materialized one computes them masked. [tokens]
+    window_layers : int
+        How many of the layers attend within ``attention_window`` (Gemma 3: 5 of every 6);
+        0 means all of them. [-]
     q_lora_rank, kv_lora_rank, qk_rope_head_dim, v_head_dim : int
         MLA dimensions (0 for mha). [-]
     name : str
@@ -308,6 +315,8 @@ class Workload:
     mtp_depth: int = 0
     attention: str = "mha"
     head_dim: int = 0
+    attention_window: int = 0
+    window_layers: int = 0
     q_lora_rank: int = 0
     kv_lora_rank: int = 0
     qk_rope_head_dim: int = 0
@@ -319,7 +328,7 @@ class Workload:
             _check_number(n, getattr(self, n), minimum=0, integer=True)
         for n in ("kv_heads", "ffn_hidden", "experts", "top_k", "shared_experts",
                   "moe_ffn_hidden", "dense_layers", "route_nodes", "mtp_depth", "head_dim",
-                  "q_lora_rank",
+                  "attention_window", "window_layers", "q_lora_rank",
                   "kv_lora_rank", "qk_rope_head_dim", "v_head_dim"):
             _check_number(n, getattr(self, n), minimum=0, exclusive=False, integer=True)
         if self.attention not in ("mha", "mla"):
@@ -329,6 +338,12 @@ class Workload:
             raise ValueError(f"kv-heads: {self.kv_heads} must divide heads {self.heads}")
         if self.head_dim == 0 and self.hidden % self.heads:
             raise ValueError(f"heads: {self.heads} must divide hidden {self.hidden}")
+        if self.window_layers > self.layers:
+            raise ValueError(f"window-layers: {self.window_layers} is more than the model's "
+                             f"{self.layers} layers")
+        if self.window_layers and not self.attention_window:
+            raise ValueError(f"window-layers: {self.window_layers} given without "
+                             "--attention-window (the window's size in tokens)")
         if self.experts:
             if not 1 <= self.top_k <= self.experts:
                 raise ValueError(f"top-k: {self.top_k} must be between 1 and experts "
@@ -353,6 +368,11 @@ class Workload:
     @property
     def head_dim_effective(self) -> int:
         return self.head_dim or self.hidden // self.heads
+
+    @property
+    def window_layers_effective(self) -> int:
+        """Layers attending within the window: all where a window is given without a count."""
+        return (self.window_layers or self.layers) if self.attention_window else 0
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,8 @@ INPUT_COLUMNS = (
     "interruption_rate_per_device_s", "interruption_lost_s",
     "price_usd_per_h", "capex_usd", "embodied_kgco2e", "bytes_per_element",
     # workload
-    "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "gated_mlp", "vocab",
+    "layers", "hidden", "heads", "kv_heads", "head_dim", "attention_window", "window_layers",
+    "ffn_hidden", "gated_mlp", "vocab",
     "seq_len", "tied_embeddings", "learned_positions", "experts", "top_k", "shared_experts",
     "moe_ffn_hidden", "dense_layers", "route_nodes", "mtp_depth", "mla", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
     "v_head_dim", "global_batch", "tokens",
@@ -310,8 +311,11 @@ def workload_stage(c: dict) -> SimpleNamespace:
         c["gated_mlp"], c["vocab"], c["seq_len"], c["tied_embeddings"], c["learned_positions"],
         c["experts"], c["top_k"], c["shared_experts"], c["moe_ffn_hidden"], c["dense_layers"],
         mla, c["q_lora_rank"], c["kv_lora_rank"], c["qk_rope_head_dim"], c["v_head_dim"])
+    # sliding-window layers attend to fewer keys (their full-square equivalent)
+    keys = workload.attention_keys(c["seq_len"], c["attention_window"], c["window_layers"],
+                                   c["layers"])
     attn_core = workload.attention_core_flop_per_token(
-        c["layers"], c["seq_len"], c["heads"], c["head_dim"], mla=mla,
+        c["layers"], keys, c["heads"], c["head_dim"], mla=mla,
         qk_rope_head_dim=c["qk_rope_head_dim"], v_head_dim=c["v_head_dim"])
     # a per-operator selective policy recomputes a share of the matmuls, not the core
     rho = np.where(c["selective_policy"] == memory.SELECTIVE_POLICIES["odd-matmuls"],
@@ -324,7 +328,7 @@ def workload_stage(c: dict) -> SimpleNamespace:
     qk_dim, v_dim = workload.attention_head_dims(c["head_dim"], mla, c["qk_rope_head_dim"],
                                                  c["v_head_dim"])
     return SimpleNamespace(params=params, model_fpt=model_fpt, hw_fpt=hw_fpt, qk_dim=qk_dim,
-                           v_dim=v_dim, recompute_share=rho)
+                           v_dim=v_dim, recompute_share=rho, keys=keys)
 
 
 def memory_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace):
@@ -497,7 +501,7 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
     up = np.where(c["gated_mlp"], 2, 1)
     attn_mm, mlp_mm, core, elem = performance.layer_forward_time(
         tokens_mb, h, heads, kv, d, w.v_dim, w.qk_dim, attn_w, up * c["ffn_hidden"],
-        c["ffn_hidden"], 1.0, tokens_mb, c["seq_len"], t, produced, flop_rate, bw,
+        c["ffn_hidden"], 1.0, tokens_mb, w.keys, t, produced, flop_rate, bw,
         a.elementwise_traffic_factor, e)
     core = core * flop_rate / core_rate              # the square's FLOPs at the 16-bit rate
     elem = elem + _eager_elementwise_time(c, a, w, tokens_mb)
@@ -512,11 +516,20 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
         else (L - n_moe) * dense_mm / L             # the same sum without its zero MoE term
     # a fused kernel's measured rate is its own; where none was measured, a share of the
     # 16-bit matmul ceiling (MAMF, clocked), as the measured kernels' rates are of theirs
-    attn_rate = performance.fused_attention_rate(
-        c["attention_flop_per_s"], clock, c["attention_kv_tokens"], g.s_local,
-        a.flash_causal_work_fraction, a.attention_half_rate_kv_tokens,
-        c["core_peak_flop_per_s"] * c["core_mamf_fraction"] * clock,
-        a.unmeasured_attention_matmul_fraction) * c["attention_rate_share"]
+    def fused_rate(keys_per_call):
+        return performance.fused_attention_rate(
+            c["attention_flop_per_s"], clock, c["attention_kv_tokens"], keys_per_call,
+            a.flash_causal_work_fraction, a.attention_half_rate_kv_tokens,
+            c["core_peak_flop_per_s"] * c["core_mamf_fraction"] * clock,
+            a.unmeasured_attention_matmul_fraction) * c["attention_rate_share"]
+    attn_rate = fused_rate(g.s_local)
+    if any_true(c["attention_window"] > 0):
+        # windowed layers' calls span fewer keys a row, at the kernel's lower rate there:
+        # the core's rate is the FLOP-weighted harmonic mean of the two kinds of layer
+        k_w = np.minimum(workload.window_keys(c["seq_len"], c["attention_window"]), g.s_local)
+        local = np.where(c["attention_window"] > 0, c["window_layers"], 0) / c["layers"]
+        share = local * workload.window_keys(c["seq_len"], c["attention_window"]) / w.keys
+        attn_rate = performance.mixed_rate(attn_rate, fused_rate(k_w), share)
     core_fwd, core_bwd_extra = performance.attention_core_time(
         core, flash, core_rate, attn_rate, a.flash_causal_work_fraction,
         a.flash_backward_forward_ratio)

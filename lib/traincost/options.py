@@ -146,6 +146,13 @@ INPUTS = (
     _o("head_dim", "workload", "Workload", "int", "-",
        "attention head size d where heads x d differs from hidden (Gemma, MaxText's "
        "synthetic models); default hidden / heads, or the preset's", maximum=MAX_HIDDEN),
+    _o("attention_window", "workload", "Workload", "int", "tokens",
+       "sliding-window attention: the keys before it a query attends to (Mistral 7B 4096, "
+       "Gemma 3's local layers 1024); default 0, none, or the preset's", minimum=0,
+       maximum=MAX_COUNT),
+    _o("window_layers", "workload", "Workload", "int", "-",
+       "how many layers attend within --attention-window (Gemma 3 12B: 40 of 48); default "
+       "0, all of them", minimum=0, maximum=MAX_LAYERS),
     _o("ffn_hidden", "workload", "Workload", "int", "-", "MLP inner size; default 4h",
        maximum=MAX_FFN),
     _o("vocab", "workload", "Workload", "int", "-", "vocabulary size (default 51200)",

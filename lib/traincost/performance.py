@@ -367,6 +367,18 @@ def fused_attention_rate(measured_flop_per_s, clock_fraction, measured_kv_tokens
     return np.where(np.isfinite(rate), rate, matmul_flop_per_s * unmeasured_fraction)
 
 
+def mixed_rate(rate_a, rate_b, share_b):
+    """The rate of work done a share ``share_b`` of its FLOPs at ``rate_b`` and the rest at
+    ``rate_a``: the FLOP-weighted harmonic mean ``1 / ((1 - x) / r_a + x / r_b)``, as the
+    attention core of a model whose windowed layers' kernel calls span fewer keys a row
+    runs (:func:`traincost.workload.window_keys`). [FLOP/s]
+
+    >>> float(mixed_rate(400.0, 100.0, 0.5))    # 0.5/400 + 0.5/100 = 1/160
+    160.0
+    """
+    return 1.0 / ((1.0 - share_b) / rate_a + share_b / rate_b)
+
+
 def attention_core_time(core_s, fused, matmul_flop_per_s, fused_flop_per_s, causal_fraction,
                         backward_forward_ratio):
     """Forward time of the attention core, and what its backward adds beyond twice it. [s]

@@ -218,6 +218,41 @@ def output_layer_forward_flop_per_token(vocab, hidden):
     return 2 * vocab * hidden
 
 
+def window_keys(seq_len, window):
+    """Keys a windowed causal layer's queries attend to, as the keys of a full square. [tokens]
+
+    Under sliding-window attention (Mistral 7B, arXiv:2310.06825 Sec. 2; Gemma 2 and 3's
+    local layers) query i attends to the min(i + 1, w) keys before it, so a sequence of s
+    tokens does ``w s - w (w - 1) / 2`` query-key products where full causal attention does
+    ``s (s + 1) / 2``. The model counts the core over the full s x s square and halves it
+    for a causal kernel (:func:`attention_core_flop_per_token`,
+    ``Assumptions.flash_causal_work_fraction``), so a windowed layer's equivalent square has
+    ``2 w - w^2 / s`` keys a query (to O(1/s)): s where ``w >= s`` or ``w = 0`` (no window).
+
+    >>> float(window_keys(8192, 4096)), float(window_keys(8192, 0)), float(window_keys(4096, 8192))
+    (6144.0, 8192.0, 4096.0)
+    """
+    w = np.asarray(window, dtype=float)
+    windowed = (w > 0) & (w < seq_len)
+    w = np.where(windowed, w, seq_len)
+    return np.where(windowed, 2.0 * w - w * w / seq_len, seq_len)
+
+
+def attention_keys(seq_len, window, window_layers, layers):
+    """Mean full-square keys a query attends to over the layers, where ``window_layers`` of
+    the ``layers`` attend within a sliding window of ``window`` tokens (:func:`window_keys`)
+    and the others to the whole sequence: ``((L - n) s + n k_w) / L``. [tokens]
+
+    Gemma 3 12B at 32,768 tokens (40 of its 48 layers local, window 1,024):
+    (8 x 32768 + 40 x (2048 - 32)) / 48 = 7,141.3.
+
+    >>> round(float(attention_keys(32768, 1024, 40, 48)), 1)
+    7141.3
+    """
+    local = np.where(np.asarray(window) > 0, window_layers, 0)
+    return ((layers - local) * seq_len + local * window_keys(seq_len, window)) / layers
+
+
 def attention_core_flop_per_token(layers, seq_len, heads, head_dim, *, mla=False,
                                   qk_rope_head_dim=0, v_head_dim=0):
     """Forward FLOP per token of the attention scores and their weighted sum, all layers.
