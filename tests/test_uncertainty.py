@@ -291,19 +291,20 @@ def test_long_context_estimates_draw_from_the_long_context_runs():
     # issue 21: from long_context_rank_tokens tokens a rank the model runs published steps
     # too fast; such an estimate's interval draws from the errors of the measured runs at
     # that length: NeMo's long-sequence page from 16K tokens a rank (7 H100, 7 B200 rows),
-    # torchtitan's four 32K/256K runs and llm-foundry's MPT-7B at 16K
+    # torchtitan's four 32K/256K runs, llm-foundry's MPT-7B at 16K and the Trillium
+    # recipes' three Gemma 3 12B runs at 32K (40 of its 48 layers windowed at 1,024)
     from traincost import catalog, validate
     from traincost.assumptions import DEFAULT
     runs = catalog.published_runs()
     long = uncertainty.long_context_ids(runs, DEFAULT)
-    assert len(long) == 19
+    assert len(long) == 22
     pool = calibration.ERROR_POOLS["long-context"]
-    assert len(pool) == 19 and calibration.ERROR_POOL_DOCUMENTS["long-context"] == 4
+    assert len(pool) == 22 and calibration.ERROR_POOL_DOCUMENTS["long-context"] == 5
     # the model gaps are never fitted: their pooled errors are the validation's errors
     table = validate.compare_published()
     gaps = table[(table["family"] == "throughput") & table["case"].isin(long)
                  & (table["model_gap"] != "")]
-    assert len(gaps) == 17
+    assert len(gaps) == 19                  # Gemma 3's two multi-slice runs among them
     want = sorted(np.round(np.log1p(gaps["error_pct"].to_numpy() / 100.0), 4))
     assert all(x in pool for x in want)
     kw = dict(model="llama3.1-8b", seq_len=65536, tp=2, global_batch=64, tokens=1e10)

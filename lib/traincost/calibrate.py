@@ -540,8 +540,10 @@ def framework_loo_errors(cases: list[Case], f: Fit) -> pd.DataFrame:
 
 
 def prepare_cases(runs: pd.DataFrame | None = None, prior: Assumptions = PRIOR,
-                  gaps: bool = False) -> list[Case]:
-    """Cases with measured throughput the model can lay out (``gaps``: model gaps too)."""
+                  gaps: bool = False, among: list[Case] | None = None) -> list[Case]:
+    """Cases with measured throughput the model can lay out (``gaps``: model gaps too),
+    their devices' own factors named as :func:`device_stacks` finds them ``among`` the
+    given cases (default: these)."""
     runs = catalog.published_runs() if runs is None else runs
     runs = runs[(runs["status"] == "measured") & (gaps | runs["model_gap"].isna())]
     out = []
@@ -552,10 +554,10 @@ def prepare_cases(runs: pd.DataFrame | None = None, prior: Assumptions = PRIOR,
             continue
         if case is not None:
             out.append(case)
-    return device_stacks(out)
+    return device_stacks(out, among)
 
 
-def device_stacks(cases: list[Case]) -> list[Case]:
+def device_stacks(cases: list[Case], among: list[Case] | None = None) -> list[Case]:
     """``cases`` with their factor named for their device where the device has no measured
     matmul ceiling and enough runs of its own under the framework (FRAMEWORK_MIN_RUNS from
     FRAMEWORK_MIN_DOCUMENTS documents): that factor then carries the device's ceiling,
@@ -564,7 +566,7 @@ def device_stacks(cases: list[Case]) -> list[Case]:
     stays the fallback. Never for the reference framework on the reference family, whose
     runs fit the shared constants. [-]"""
     runs, docs = {}, {}
-    for c in cases:
+    for c in (cases if among is None else among):      # a subset (model gaps) asks the fit's
         if c.device and c.framework != "unspecified" and c.stack != catalog.reference_key():
             runs[c.device] = runs.get(c.device, 0) + 1
             docs.setdefault(c.device, set()).add(c.document)
@@ -772,7 +774,7 @@ def main(argv=None) -> int:
                            "held_out_framework_mape_pct": _pct(lo.mean())}
     pooled = pd.concat([*errors, fw_loo, unfitted], ignore_index=True)
     long = runs.index.isin(long_context_ids(runs, whole.assumptions))   # and their gaps
-    long_gaps = prepare_cases(runs[long & runs["model_gap"].notna()], gaps=True)
+    long_gaps = prepare_cases(runs[long & runs["model_gap"].notna()], gaps=True, among=every)
     pools = error_pools(every, whole, by_document, lofo, long_gaps)
     coverage = interval_coverage(pools)
     for cls, r in coverage.iterrows():
