@@ -99,3 +99,40 @@ def parse_overlap(text) -> frozenset:
         raise ValueError(f"overlap: {text!r} names {bad[0]!r}, which is not one of "
                          f"{', '.join(OVERLAP_KINDS)} (give a comma-separated subset, or none)")
     return frozenset(parts)
+
+
+def check_workload(w) -> None:
+    """The checks a :class:`traincost.Workload` runs on construction: ValueError naming the
+    field, the value and what is allowed."""
+    for n in ("layers", "hidden", "heads", "vocab"):
+        check_number(n, getattr(w, n), minimum=0, integer=True)
+    for n in ("kv_heads", "ffn_hidden", "experts", "top_k", "shared_experts",
+              "moe_ffn_hidden", "dense_layers", "route_nodes", "mtp_depth", "head_dim",
+              "attention_window", "window_layers", "q_lora_rank",
+              "kv_lora_rank", "qk_rope_head_dim", "v_head_dim"):
+        check_number(n, getattr(w, n), minimum=0, exclusive=False, integer=True)
+    if w.attention not in ("mha", "mla"):
+        raise ValueError(f"attention: {w.attention!r} is not one of mha, mla")
+    kv = w.kv_heads or w.heads
+    if kv > w.heads or w.heads % kv:
+        raise ValueError(f"kv-heads: {w.kv_heads} must divide heads {w.heads}")
+    if w.head_dim == 0 and w.hidden % w.heads:
+        raise ValueError(f"heads: {w.heads} must divide hidden {w.hidden}")
+    if w.window_layers > w.layers:
+        raise ValueError(f"window-layers: {w.window_layers} is more than the model's "
+                         f"{w.layers} layers")
+    if w.window_layers and not w.attention_window:
+        raise ValueError(f"window-layers: {w.window_layers} given without "
+                         "--attention-window (the window's size in tokens)")
+    if w.experts:
+        if not 1 <= w.top_k <= w.experts:
+            raise ValueError(f"top-k: {w.top_k} must be between 1 and experts "
+                             f"{w.experts}")
+        if w.dense_layers >= w.layers:
+            raise ValueError(f"dense_layers: {w.dense_layers} must be below layers "
+                             f"{w.layers}")
+    elif w.top_k or w.shared_experts:
+        raise ValueError(f"top-k: {w.top_k} given for a dense model (experts 0)")
+    elif w.route_nodes:
+        raise ValueError(f"route_nodes: {w.route_nodes} given for a dense model "
+                         "(experts 0); it limits where routed experts sit")

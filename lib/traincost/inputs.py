@@ -27,6 +27,7 @@ from .choices import (ATTENTION_KERNELS, CROSS_SITE_MODES, ELEMENTWISE_MODES,  #
                       FUSED_ATTENTION_KERNELS, OPTIMIZER_STATES, OVERLAP_KINDS, PRECISIONS,
                       PRICE_MODELS, RECOMPUTE_MODES, SCALEUP_TOPOLOGIES, parse_overlap)
 from .choices import check_number as _check_number
+from .choices import check_workload
 
 
 @dataclass(frozen=True)
@@ -324,38 +325,7 @@ class Workload:
     name: str = "custom"
 
     def __post_init__(self):
-        for n in ("layers", "hidden", "heads", "vocab"):
-            _check_number(n, getattr(self, n), minimum=0, integer=True)
-        for n in ("kv_heads", "ffn_hidden", "experts", "top_k", "shared_experts",
-                  "moe_ffn_hidden", "dense_layers", "route_nodes", "mtp_depth", "head_dim",
-                  "attention_window", "window_layers", "q_lora_rank",
-                  "kv_lora_rank", "qk_rope_head_dim", "v_head_dim"):
-            _check_number(n, getattr(self, n), minimum=0, exclusive=False, integer=True)
-        if self.attention not in ("mha", "mla"):
-            raise ValueError(f"attention: {self.attention!r} is not one of mha, mla")
-        kv = self.kv_heads_effective
-        if kv > self.heads or self.heads % kv:
-            raise ValueError(f"kv-heads: {self.kv_heads} must divide heads {self.heads}")
-        if self.head_dim == 0 and self.hidden % self.heads:
-            raise ValueError(f"heads: {self.heads} must divide hidden {self.hidden}")
-        if self.window_layers > self.layers:
-            raise ValueError(f"window-layers: {self.window_layers} is more than the model's "
-                             f"{self.layers} layers")
-        if self.window_layers and not self.attention_window:
-            raise ValueError(f"window-layers: {self.window_layers} given without "
-                             "--attention-window (the window's size in tokens)")
-        if self.experts:
-            if not 1 <= self.top_k <= self.experts:
-                raise ValueError(f"top-k: {self.top_k} must be between 1 and experts "
-                                 f"{self.experts}")
-            if self.dense_layers >= self.layers:
-                raise ValueError(f"dense_layers: {self.dense_layers} must be below layers "
-                                 f"{self.layers}")
-        elif self.top_k or self.shared_experts:
-            raise ValueError(f"top-k: {self.top_k} given for a dense model (experts 0)")
-        elif self.route_nodes:
-            raise ValueError(f"route_nodes: {self.route_nodes} given for a dense model "
-                             "(experts 0); it limits where routed experts sit")
+        check_workload(self)
 
     @property
     def kv_heads_effective(self) -> int:

@@ -407,6 +407,27 @@ def memory_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace
                                   offloaded=np.where(g.offload, full, 0.0))
 
 
+def _attention_rate(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace,
+                    clock) -> np.ndarray:
+    """The fused attention core's rate: the device's measured kernel (or a share of its
+    16-bit matmul ceiling) at the keys a call spans (:func:`traincost.performance.
+    fused_attention_rate`); with windowed layers, whose calls span fewer keys a row, the
+    FLOP-weighted harmonic mean of the two kinds of layer. [FLOP/s]"""
+    def fused_rate(keys_per_call):
+        return performance.fused_attention_rate(
+            c["attention_flop_per_s"], clock, c["attention_kv_tokens"], keys_per_call,
+            a.flash_causal_work_fraction, a.attention_half_rate_kv_tokens,
+            c["core_peak_flop_per_s"] * c["core_mamf_fraction"] * clock,
+            a.unmeasured_attention_matmul_fraction) * c["attention_rate_share"]
+    rate = fused_rate(g.s_local)
+    if not any_true(c["attention_window"] > 0):
+        return rate
+    k_w = workload.window_keys(c["seq_len"], c["attention_window"])
+    share = np.where(c["attention_window"] > 0, c["window_layers"], 0) / c["layers"] \
+        * k_w / w.keys
+    return performance.mixed_rate(rate, fused_rate(np.minimum(k_w, g.s_local)), share)
+
+
 def _layer_activations(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace):
     """One layer's (stored, full, produced) activation bytes for one micro-batch.
 
@@ -516,20 +537,7 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
         else (L - n_moe) * dense_mm / L             # the same sum without its zero MoE term
     # a fused kernel's measured rate is its own; where none was measured, a share of the
     # 16-bit matmul ceiling (MAMF, clocked), as the measured kernels' rates are of theirs
-    def fused_rate(keys_per_call):
-        return performance.fused_attention_rate(
-            c["attention_flop_per_s"], clock, c["attention_kv_tokens"], keys_per_call,
-            a.flash_causal_work_fraction, a.attention_half_rate_kv_tokens,
-            c["core_peak_flop_per_s"] * c["core_mamf_fraction"] * clock,
-            a.unmeasured_attention_matmul_fraction) * c["attention_rate_share"]
-    attn_rate = fused_rate(g.s_local)
-    if any_true(c["attention_window"] > 0):
-        # windowed layers' calls span fewer keys a row, at the kernel's lower rate there:
-        # the core's rate is the FLOP-weighted harmonic mean of the two kinds of layer
-        k_w = np.minimum(workload.window_keys(c["seq_len"], c["attention_window"]), g.s_local)
-        local = np.where(c["attention_window"] > 0, c["window_layers"], 0) / c["layers"]
-        share = local * workload.window_keys(c["seq_len"], c["attention_window"]) / w.keys
-        attn_rate = performance.mixed_rate(attn_rate, fused_rate(k_w), share)
+    attn_rate = _attention_rate(c, a, g, w, clock)
     core_fwd, core_bwd_extra = performance.attention_core_time(
         core, flash, core_rate, attn_rate, a.flash_causal_work_fraction,
         a.flash_backward_forward_ratio)
