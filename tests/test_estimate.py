@@ -487,6 +487,8 @@ def test_fp8_and_spread_experts_carry_their_caveats():
     big = table[table["case"].str.endswith("-h100-qwen3-235b-a22b-256")]
     longer = 100.0 * (big["predicted"] / big["reported"] - 1.0)      # rates: the step's excess
     assert len(big) == 2 and f"took {longer.min():.0f}-{longer.max():.0f}% longer" in said
+    tpu = table[table["case"] == "tpurecipes-v5p-deepseek-v3-512"].iloc[0]
+    assert f"ran at 1/{tpu['predicted'] / tpu['reported']:.2f} of the predicted rate" in said
 
 
 def test_fp8_estimates_quote_the_fp8_stage_errors():

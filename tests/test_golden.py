@@ -261,6 +261,8 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   it); the Trillium recipes' Gemma 3 12B (a gemma3-12b preset) joins: the TPU family's
   factor 1.301 -> 1.295 and v6e's 1.118 -> 1.117 move the 663 TPU v3/v4/v5e/v6e sweep rows
   by under +0.42%, with the estimates' accuracy lines and the validation.
+- MaxText's DeepSeek-V3 on 512 TPU v5p joins as a model gap: the validation gains the case,
+  the MoE caveat quotes it (the estimates whose caveats name MoE change text only).
 """
 
 from __future__ import annotations
