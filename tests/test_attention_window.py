@@ -47,6 +47,17 @@ def test_a_window_as_long_as_the_sequence_changes_nothing():
     assert every.step_time_s == alln.step_time_s          # 0 layers given: all of them
 
 
+def test_a_materialized_kernel_computes_the_masked_square():
+    """Without a fused kernel the scores are computed over the whole square and masked: the
+    step is as without the window, though the model's FLOPs (the work the model needs)
+    drop as above."""
+    kw = {**KW, "attention_kernel": "materialized"}
+    full = traincost.estimate("h100-sxm5-80gb", 8, **kw)
+    win = traincost.estimate("h100-sxm5-80gb", 8, attention_window=4096, **kw)
+    assert win.step_time_s == pytest.approx(full.step_time_s, rel=1e-12)
+    assert full.model_flop_per_token - win.model_flop_per_token == 3 * 1_073_741_824
+
+
 @pytest.mark.parametrize("extra, words", [
     (dict(attention_window=4096, window_layers=33), "window-layers: 33 is more than"),
     (dict(window_layers=8), "window-layers: 8 given without --attention-window"),

@@ -522,8 +522,8 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
     up = np.where(c["gated_mlp"], 2, 1)
     attn_mm, mlp_mm, core, elem = performance.layer_forward_time(
         tokens_mb, h, heads, kv, d, w.v_dim, w.qk_dim, attn_w, up * c["ffn_hidden"],
-        c["ffn_hidden"], 1.0, tokens_mb, w.keys, t, produced, flop_rate, bw,
-        a.elementwise_traffic_factor, e)
+        c["ffn_hidden"], 1.0, tokens_mb, np.where(flash, w.keys, c["seq_len"]), t, produced,
+        flop_rate, bw, a.elementwise_traffic_factor, e)       # a materialized core: masked
     core = core * flop_rate / core_rate              # the square's FLOPs at the 16-bit rate
     elem = elem + _eager_elementwise_time(c, a, w, tokens_mb)
     dense_mm = attn_mm + mlp_mm
