@@ -489,6 +489,9 @@ def test_fp8_and_spread_experts_carry_their_caveats():
     assert len(big) == 2 and f"took {longer.min():.0f}-{longer.max():.0f}% longer" in said
     tpu = table[table["case"] == "tpurecipes-v5p-deepseek-v3-512"].iloc[0]
     assert f"ran at 1/{tpu['predicted'] / tpu['reported']:.2f} of the predicted rate" in said
+    scout = table[table["case"].str.startswith("tpurecipes-v5p-llama4-scout-")]
+    slow = sorted({f"{r:.2f}" for r in scout["predicted"] / scout["reported"]})
+    assert slow == ["1.10"] and "Llama 4 Scout (16 experts) at 1/1.10" in said
 
 
 def test_fp8_estimates_quote_the_fp8_stage_errors():

@@ -262,7 +262,8 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   factor 1.301 -> 1.295 and v6e's 1.118 -> 1.117 move the 663 TPU v3/v4/v5e/v6e sweep rows
   by under +0.42%, with the estimates' accuracy lines and the validation.
 - MaxText's DeepSeek-V3 on 512 TPU v5p joins as a model gap: the validation gains the case,
-  the MoE caveat quotes it (the estimates whose caveats name MoE change text only).
+  the MoE caveat quotes it (the estimates whose caveats name MoE change text only); so do
+  its two Llama 4 Scout runs (a llama4-scout preset).
 """
 
 from __future__ import annotations
