@@ -11,7 +11,6 @@ import json
 import pytest
 
 import traincost
-from traincost.cli import main
 
 #: Llama 3.1 8B's shape (32 layers, 32 heads of 128) on 8 H100 at 8,192 tokens
 KW = dict(model="llama3.1-8b", global_batch=64, seq_len=8192, tokens=1e11, tp=1, pp=1, cp=1,
@@ -69,13 +68,18 @@ def test_bad_windows_are_refused_naming_the_field(extra, words):
 
 
 def test_cli_flags(capsys):
-    args = ("estimate --accelerator h100-sxm5-80gb --devices 8 --model llama3.1-8b "
-            "--global-batch 64 --seq-len 8192 --tp 1 --pp 1 --zero 1 --micro-batch 1 "
-            "--recompute none --attention-window 4096 --json").split()
-    assert main(args) == 0
-    out = json.loads(capsys.readouterr().out)
+    """The flags reach the estimate (the FLOP drop above), and a bad count exits 2 with one
+    line naming the flag."""
+    from clihelpers import run, with_flags
+    base = ["estimate", "--accelerator", "h100-sxm5-80gb", "--devices", "8", "--json"]
+    for key, value in KW.items():
+        if key != "tokens":
+            base = with_flags(base, [f"--{key.replace('_', '-')}", str(value)])
+    rc, out, err = run(with_flags(base, ["--attention-window", "4096"]), capsys)
+    assert rc == 0, err
     full = traincost.estimate("h100-sxm5-80gb", 8, **KW)
-    assert full.model_flop_per_token - out["model_flop_per_token"] == 3 * 1_073_741_824
-    assert main([*args[:-1], "--window-layers", "40", "--json"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "window-layers: 40 is more than" in err
+    drop = full.model_flop_per_token - json.loads(out)["model_flop_per_token"]
+    assert drop == 3 * 1_073_741_824
+    rc, out, err = run(with_flags(base, ["--attention-window", "4096", "--window-layers", "40"]),
+                       capsys)
+    assert rc == 2 and err.strip().count("\n") == 0 and "window-layers: 40 is more than" in err
