@@ -264,6 +264,10 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
 - MaxText's DeepSeek-V3 on 512 TPU v5p joins as a model gap: the validation gains the case,
   the MoE caveat quotes it (the estimates whose caveats name MoE change text only); so do
   its two Llama 4 Scout runs (a llama4-scout preset).
+- MaxText's A3 runs take Google Cloud's A3 High links (published_runs' new scaleout_gbps,
+  125 Gb/s a GPU) and the README's 2-8 VM rows join: MaxText on NVIDIA 1.267 -> 1.259;
+  the sweep is content-identical (it runs no MaxText on NVIDIA); the estimates' H100
+  16-bit accuracy lines and the validation move.
 """
 
 from __future__ import annotations

@@ -105,7 +105,8 @@ def _prepare(row: pd.Series, prior: Assumptions) -> Case | None:
         return None
     acc = catalog.accelerator(kwargs["accelerator"])
     devices = kwargs["devices"]
-    sys_ = system(acc, devices, kwargs.get("power_cap"))
+    sys_ = system(acc, devices, kwargs.get("power_cap"),
+                  scale_out_gbps=kwargs.get("scale_out_gbps"))
     spec = Inputs(kwargs["workload"], kwargs["job"], kwargs["stack"],
                   catalog.site(None, pue_value=1.0, grid_intensity_g=0.0))
     precision = kwargs.get("precision") or acc.default_precision

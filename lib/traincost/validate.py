@@ -106,6 +106,10 @@ def case_inputs(row: pd.Series, assumptions: Assumptions = DEFAULT) -> tuple[dic
         kwargs["grid_intensity"] = float(row["reported_grid_gco2e_per_kwh"])
     if _given(row.get("power_cap_w")):
         kwargs["power_cap"] = float(row["power_cap_w"])
+    if _given(row.get("scaleout_gbps")):
+        # the cluster's own scale-out links where they are not the catalog's (a cloud's
+        # machine type: Google Cloud's A3 High VMs carry 1,000 Gb/s for 8 GPUs)
+        kwargs["scale_out_gbps"] = float(row["scaleout_gbps"])
     return {"accelerator": row["accelerator"], "devices": devices, "workload": wl,
             "job": job, "stack": stack, **kwargs}, filled
 
