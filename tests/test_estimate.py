@@ -491,7 +491,7 @@ def test_fp8_and_spread_experts_carry_their_caveats():
     assert f"ran at 1/{tpu['predicted'] / tpu['reported']:.2f} of the predicted rate" in said
     scout = table[table["case"].str.startswith("tpurecipes-v5p-llama4-scout-")]
     slow = sorted({f"{r:.2f}" for r in scout["predicted"] / scout["reported"]})
-    assert slow == ["1.10"] and "Llama 4 Scout (16 experts) at 1/1.10" in said
+    assert f"Llama 4 Scout (16 experts) at 1/{'-'.join(slow)}" in said
 
 
 def test_fp8_estimates_quote_the_fp8_stage_errors():

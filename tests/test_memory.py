@@ -372,3 +372,24 @@ def test_op_selective_recompute_says_what_it_costs():
                    traincost.estimate(**{**TT, "framework": "megatron"}).caveats)
     assert not any(c.startswith("selective recompute in") for c in
                    traincost.estimate(**{**TT, "recompute": "full"}).caveats)
+
+
+def test_maxtexts_minimal_policy_keeps_the_weight_matmuls_outputs():
+    # Llama 2 7B's layer (h 4096, 32 heads of 128 with as many KV heads, SwiGLU f 11,008),
+    # one token, no tensor parallelism, 16-bit: MaxText's 'minimal' keeps the layer input
+    # 2h, Q 2ad, K and V 4 a_kv d, the attention output projection 2h, the gate and up 4f
+    # and the down projection 2h: 93,184 bytes; Megatron's selective (Korthikanti et al.
+    # Sec. 4.1 with a gated MLP's three f-wide tensors) 10h + 8ad + 6f = 139,776
+    from traincost import memory
+    h, a, d, f = 4096, 32, 128, 11008
+    args = (1, 1, h, a, a, d, 1.5 * f, 1, 1, True, 2.0, True, False, 4.0, 0.0, False, True,
+            np.nan)
+    dots = memory.activation_bytes_per_layer(*args, memory.SELECTIVE_POLICIES["matmul-outputs"])
+    meg = memory.activation_bytes_per_layer(*args, memory.SELECTIVE_POLICIES["attention-core"])
+    assert dots[0] == 2 * h + 2 * a * d + 4 * a * d + 2 * h + 4 * f + 2 * h == 93184
+    assert meg[0] == 10 * h + 8 * a * d + 6 * f == 139776
+    assert dots[1] == meg[1]                       # the backward's full set is the same
+    # the framework that runs it: MaxText's selective recompute is this policy
+    from traincost.assemble import build_stack, stack_memory
+    assert stack_memory(build_stack(framework="maxtext"))["selective_policy"] == \
+        memory.SELECTIVE_POLICIES["matmul-outputs"]

@@ -127,6 +127,24 @@ def test_selective_reruns_a_fused_core_only_where_the_stack_checkpoints_the_call
     assert call - none == pytest.approx(64 * c / u, rel=1e-12)
 
 
+def test_maxtexts_minimal_policy_reruns_the_call_and_the_element_wise_ops():
+    """MaxText's 'minimal' remat (jax.checkpoint_policies.checkpoint_dots_with_no_batch_dims:
+    selective_policy 3) keeps the weight matmuls' outputs, so its backward reruns the
+    attention call, as a checkpointed call does (policy 2), and every element-wise op: the
+    traffic of the tensors the toy's layer makes, by hand with the fused kernel, per token
+    attention 2h + 2ad + 4 a_kv d + 2ad + h = 44, MLP 3h + 4f = 44, norms 4h = 16 bytes, two
+    tokens, and the kernel's 4-byte statistic for each: 2 x 104 + 2 x 4 = 216 bytes, at the
+    fitted traffic factor over a 1 kB/s memory (the matmuls stay compute-bound)."""
+    slow = dict(flash_attention=True, recompute=1, hbm_bytes_per_s=1e3)
+    call = model.evaluate(toy(selective_policy=2, **slow))["step_compute_s"]
+    dots = model.evaluate(toy(selective_policy=3, **slow))["step_compute_s"]
+    assert dots - call == pytest.approx(A.elementwise_traffic_factor * 216 / 1e3, rel=1e-12)
+    # no hardware FLOP beyond Megatron's selective: the core's forward, nothing of a matmul
+    meg = model.evaluate(toy(selective_policy=0, **slow))
+    assert model.evaluate(toy(selective_policy=3, **slow))["hardware_flop_per_token"] == \
+        meg["hardware_flop_per_token"]
+
+
 def test_full_recompute_adds_one_forward():
     """Full recomputation reruns each layer's forward (576 FLOP) inside the backward; the
     output layer is not recomputed."""

@@ -343,10 +343,11 @@ def test_every_published_run_fits_the_memory_model():
     # with ZeRO's 12 bytes of fp32 state per parameter they would not
     # Known misses: MaxText's 22B on 64 TPU v4 chips (32 GiB each) at full remat, where the
     # model counts 35 GiB (XLA's buffer reuse beats the model's activation bookkeeping), and
-    # MaxText's four v5p runs with remat 'minimal', read as selective recompute for what it
-    # recomputes: 'minimal' keeps only the projections' outputs, where the model counts
-    # Megatron's selective, which keeps every activation but the attention scores (issue 21:
-    # the memory model against measured peaks). A new miss, or one mended, fails here.
+    # two of MaxText's four v5p runs with remat 'minimal' (selective recompute with MaxText's
+    # policy, matmul-outputs: the weight matmuls' outputs kept), 96 and 98 GiB of v5p's 95:
+    # the other two fit since 2026-12-03, when the policy replaced Megatron's count, which
+    # wanted 139-158 GiB for all four (issue 21: the memory model against measured peaks).
+    # A new miss, or one mended, fails here.
     # torchtitan's two 8B long-context runs on 8 GPUs, which peaked at 83.9 and 84.5 GiB
     # (Table 2), were misses while their rows named the catalog's 80 GB H100 (79.65 GiB);
     # they ran on Meta's Grand Teton H100s, 96 GB (89.4 GiB), which hold them
@@ -374,8 +375,7 @@ def test_every_published_run_fits_the_memory_model():
            "tpurecipes-v6e-gemma3-12b-512", "tpurecipes-v6e-gemma3-12b-1024"}
     maxtext_gpu = {f"nvidia-dgxc-maxtext-llama2-70b-gsw2411-bf16-{n}"
                    for n in (64, 128, 256, 512, 1024, 2048)}
-    assert set(missed["case"]) == {"mt-v4-22b-64", "mt-v5p-32b-64", "mt-v5p-32b-128",
-                                   "mt-v5p-128b-128", "mt-v5p-256b-512", *v6e,
+    assert set(missed["case"]) == {"mt-v4-22b-64", "mt-v5p-32b-64", "mt-v5p-256b-512", *v6e,
                                    *maxtext_gpu, "mbridge-260401-gb200-llama3-70b-64"}, \
         sorted(set(missed["case"]))
     long = ["tt-h100-llama3.1-8b-8-cp1-s32k", "tt-h100-llama3.1-8b-8-cp8-s256k"]
@@ -548,10 +548,18 @@ def test_leave_one_document_out_worst_case(document_held_out):
     # MaxText's A3 README of 2024-04 (Llama 2 7B on 128 H100, 26.7% fast) left the list on
     # 2026-12-03 when its runs took A3 High's own links (scaleout_gbps 125, Google Cloud's
     # machine-type table): a third of the catalog H100's NIC, which the 16 replicas'
-    # gradient exchange crosses: 16.5% held out
+    # gradient exchange crosses: 16.5% held out. The same day the v5p 512B left it (16%),
+    # when the v5e/v5p README runs overlapped their tensor-parallel collectives as their
+    # scripts' XLA flags say (async collective fusion), and the A3 runs came back: read at
+    # the remat they ran (minimal_flash, MaxText's selective policy, not the full recompute
+    # the search had chosen when Megatron's selective count did not fit), the model is
+    # 13-28% fast on them, and their 16 VMs pay the whole cross-VM all-reduce the model
+    # hides in part. NVIDIA JAX-Toolbox's MaxText 7B on 8 H100 of the same month ran within
+    # 1% of the A3 README's one VM (tokens/s), so it is the stack of the time, not the run
     err = document_held_out.set_index("case")["error_pct"].abs()
-    assert set(err[err > 25.0].index) == {"mt-v5p-512b-512"}
-    assert err[err.index.str.startswith("mt-a3-")].max() <= 20.0
+    assert set(err[err > 25.0].index) <= {f"mt-a3-llama2-7b-{n}" for n in (16, 32, 64, 128)}
+    assert err["mt-a3-llama2-7b-128"] > 25.0
+    assert err[err.index.str.startswith("mt-v5p-")].max() <= 20.0
     assert err[err.index.str.startswith("tpurecipes-v6e-")].max() <= 25.0
 
 

@@ -173,8 +173,8 @@ def _moe_says(est) -> str:
             "mbridge-2602-h100-qwen3-30b-a3b-16`), and its Qwen3-235B-A22B on 256 H100 (EP 32 "
             "folded over TP 2) took 22-31% longer than predicted; on TPU v5p, MaxText's "
             "DeepSeek-V3 with every chip running all 256 experts' grouped GEMMs (FSDP, no "
-            "expert axis) ran at 1/1.44 of the predicted rate (`traincost validate --case "
-            "tpurecipes-v5p-deepseek-v3-512`), its Llama 4 Scout (16 experts) at 1/1.10. "
+            "expert axis) ran at 1/1.38 of the predicted rate (`traincost validate --case "
+            "tpurecipes-v5p-deepseek-v3-512`), its Llama 4 Scout (16 experts) at 1/1.04-1.05. "
             "Treat this step time as the fast end.")
 
 

@@ -23,8 +23,10 @@ from .workload import RECOMPUTE_CODES
 #: ``selective_recompute``): Megatron's attention-core policy (blank), the same with the
 #: attention call checkpointed whatever its kernel (attention-call: Megatron-Core, Habana's
 #: Megatron-DeepSpeed; the same bytes kept) or torchtitan's per-op policy, the output of
-#: every other matmul (:func:`activation_bytes_per_layer`)
-SELECTIVE_POLICIES = {"attention-core": 0, "odd-matmuls": 1, "attention-call": 2}
+#: every other matmul, or MaxText's 'minimal', the output of every weight matmul with the
+#: attention call and every element-wise op recomputed (:func:`activation_bytes_per_layer`)
+SELECTIVE_POLICIES = {"attention-core": 0, "odd-matmuls": 1, "attention-call": 2,
+                      "matmul-outputs": 3}
 
 #: f-wide tensors a gated (SwiGLU) MLP stores per token over a GeLU MLP's: three (gate and
 #: up outputs, SwiGLU output) against two (GeLU input and output); callers pass
@@ -94,8 +96,7 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
     bytes_per_element : float
         Bytes of a 16-bit activation. [bytes]
     flash : bool or array
-        Fused attention kernel: instead of the 5*a*s^2*b softmax block it keeps only
-        ``flash_stats_bytes`` per query and head (the fp32 log-sum-exp). [-]
+        Fused attention kernel: ``flash_stats_bytes`` per query and head, not 5*a*s^2*b. [-]
     parallel_block : bool or array
         Parallel attention + MLP block: one norm, one shared input and one output mask
         per layer, 5*s*b*h fewer (the replicated part without SP drops from 10 to 5). [-]
@@ -120,9 +121,9 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
         keeps in place of Q, K and V, whose up-projections it recomputes (the FP8 latents
         the up-projections read and the 16-bit rotary key). NaN: Q, K and V are kept. [bytes]
     selective_policy : int or array
-        What selective recompute keeps (:data:`SELECTIVE_POLICIES`): 0, Megatron's, all but
-        the attention scores (Korthikanti et al. [2] Sec. 5); 1, torchtitan's 'op' policy,
-        the attention output and every other matmul's (:func:`_odd_matmul_kept`). [-]
+        What selective recompute keeps (:data:`SELECTIVE_POLICIES`): Megatron's all but the
+        scores (Korthikanti et al. [2] Sec. 5), or :func:`_odd_matmul_kept`'s (torchtitan's
+        'op' policy) or :func:`_matmul_outputs_kept`'s (MaxText's 'minimal'). [-]
     frozen, fp8_act_input : bool or array
         Frozen weights (LoRA), an FP8 activation input: the MLP keeps less (:func:`_mlp_not_kept`). [-]
 
@@ -139,15 +140,14 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
     attention 2h (input) + 2ad (Q) + 4 a_kv d (K, V) + 2ad (context) + h (dropout mask),
     MLP 2h (input) + h (mask) + 4f (GPT: two f-wide tensors) or 6f (gated: three),
     and for an MoE layer 2h more per routed copy of the token (k), norms 4h; the softmax
-    block stores 5*a*s per token. Under ``fp8_cache`` (DeepSeek-V3's recipe) the
-    attention keeps Q, K, V (or, with ``mla_cache``, its latents) + 1.5ad + h, the MLP
-    h + f_kept + h*k (f_kept: 2f gated, 3f GeLU), the norms their 4h inputs. With tensor and sequence
+    block stores 5*a*s per token. Under ``fp8_cache`` (DeepSeek-V3's recipe) the attention
+    keeps Q, K, V (or, with ``mla_cache``, its latents) + 1.5ad + h, the MLP h + f_kept + h*k
+    (f_kept: 2f gated, 3f GeLU), the norms their 4h inputs. With tensor and sequence
     parallelism everything is divided by t (Table 2); without sequence parallelism the
     10*s*b*h outside the tensor-parallel regions is not. Selective recompute drops the
     5*a*s^2*b term (a fused kernel never stores it: FlashAttention-2, Dao 2023,
     arXiv:2307.08691, keeps O and the log-sum-exp); full recompute keeps only the layer
-    input, 2*s*b*h (/t with SP). torchtitan's 'op' policy (``selective_policy`` 1) keeps what
-    :func:`_odd_matmul_kept` counts and the kernel's statistics (2 in the counts: the bytes).
+    input, 2*s*b*h (/t with SP); torchtitan's 'op' policy also the kernel's statistics.
     """
     sb = seq_len * micro_batch
     e = bytes_per_element / 2.0                                       # counts are for 2 bytes
@@ -181,11 +181,13 @@ def activation_bytes_per_layer(seq_len, micro_batch, hidden, heads, kv_heads, he
     full = sharded + scores / tp
     layer_input = 2 * sb * hidden * e / np.where(sequence_parallel, tp, 1)
     selective = sharded
-    if any_true(selective_policy == SELECTIVE_POLICIES["odd-matmuls"]):
-        op = _odd_matmul_kept(hidden, heads, kv_heads, head_dim, ffn_eff, gated,
-                              expert_inputs, tp, sequence_parallel) * sb * e \
-            + np.where(flash, flash_stats_bytes * heads * sb / tp, 0.0)
-        selective = np.where(selective_policy == SELECTIVE_POLICIES["odd-matmuls"], op, sharded)
+    for name, kept in (("odd-matmuls", _odd_matmul_kept), ("matmul-outputs", _matmul_outputs_kept)):
+        if any_true(selective_policy == SELECTIVE_POLICIES[name]):
+            per_policy = kept(hidden, heads, kv_heads, head_dim, ffn_eff, gated, expert_inputs,
+                              tp, sequence_parallel) * sb * e + np.where(
+                flash & (name == "odd-matmuls"), flash_stats_bytes * heads * sb / tp, 0.0)
+            selective = np.where(selective_policy == SELECTIVE_POLICIES[name], per_policy,
+                                 selective)
     stored = np.where(recompute_code == RECOMPUTE_CODES["full"], layer_input,
                       np.where(recompute_code == RECOMPUTE_CODES["selective"], selective, full))
     return stored, full
@@ -241,6 +243,34 @@ def _odd_matmul_kept(hidden, heads, kv_heads, head_dim, ffn_eff, gated, expert_i
     kept = 2 * hidden + 4 * heads * head_dim + 2 * kv_heads * head_dim + 2 * f + down \
         + 2 * hidden * expert_inputs
     outside = 2 * hidden + down                                       # input, row-parallel
+    return np.where(sequence_parallel, kept / tp, outside + (kept - outside) / tp)
+
+
+def _matmul_outputs_kept(hidden, heads, kv_heads, head_dim, ffn_eff, gated, expert_inputs,
+                         tp, sequence_parallel):
+    """Bytes a token keeps per layer (counted for 2-byte activations) under MaxText's
+    'minimal' remat policy, one tensor-parallel rank: ``jax.checkpoint_policies.
+    checkpoint_dots_with_no_batch_dims`` saves the output of every matmul without batch
+    dimensions, the weight projections (Q, K, V, the attention output projection, the MLP's
+    up (and gate) and down), beside the layer input the checkpoint keeps, and recomputes
+    the rest: the norms, the activation function, the residual adds and the attention
+    call (a kernel, not such a dot; its outputs and statistics are not kept). 2h (input) +
+    2ad (Q) + 4 a_kv d (K, V) + 2h (output projection) + 2f, or 4f gated (up and gate) + 2h
+    (down) + 2h per routed copy; without SP the input and the two row-parallel outputs
+    are not sharded. [bytes]
+
+    MaxText's 32B on TPU v5p (h 10,240, 32 heads of 256 with as many KV heads, a ReLU MLP
+    of f 32,768): 6h + 6ad + 2f = 61,440 + 49,152 + 65,536 = 176,128 bytes a token, where
+    Megatron's selective keeps 10h + 8ad + 4f = 299,008 (Korthikanti et al.'s count):
+
+    >>> float(_matmul_outputs_kept(10240, 32, 32, 256, 32768, False, 0.0, 1, True))
+    176128.0
+    """
+    f = ffn_eff / np.where(gated, GATED_MLP_STORE_FACTOR, 1.0)
+    up = np.where(gated, 4 * f, 2 * f)
+    kept = 2 * hidden + 2 * heads * head_dim + 4 * kv_heads * head_dim + 2 * hidden + up \
+        + 2 * hidden + 2 * hidden * expert_inputs
+    outside = 6 * hidden                                              # input, row-parallel
     return np.where(sequence_parallel, kept / tp, outside + (kept - outside) / tp)
 
 

@@ -546,8 +546,11 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
     # unless the stack checkpoints the attention call itself (Megatron-Core's Attention
     # wraps core_attention in a checkpoint whatever the kernel): then the fused forward runs
     # again; a per-operator policy (w.recompute_share) recomputes matmuls whatever the kernel
+    # MaxText's 'minimal' keeps the weight matmuls' outputs: the call and the element-wise
+    # ops run again
+    dots = c["selective_policy"] == memory.SELECTIVE_POLICIES["matmul-outputs"]
     selective = (c["recompute"] == workload.RECOMPUTE_CODES["selective"]) \
-        & (np.logical_not(flash) | np.isfinite(w.recompute_share)
+        & (np.logical_not(flash) | np.isfinite(w.recompute_share) | dots
            | (c["selective_policy"] == memory.SELECTIVE_POLICIES["attention-call"]))
     up_recompute = 0.0       # the MLA up-projections the FP8 recipe recomputes (not under full)
     fp8_act = c["fp8_activations"] & c["fp8"]
@@ -557,7 +560,7 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
             flop_rate, bw, e)
         up_recompute = np.where(fp8_act & mla & np.logical_not(g.full_rc), up_proj, 0.0)
     recompute_layer = performance.recompute_time(fwd_layer, core_fwd, g.full_rc, selective,
-                                                 layer_mm, elem, w.recompute_share) \
+                                                 layer_mm, elem, w.recompute_share, dots) \
         + up_recompute
     # frozen weights (LoRA): the matmuls' backward computes no weight gradients
     frozen = c["frozen_weights"]
@@ -584,7 +587,7 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
             block_fwd, core_bwd_extra,
             performance.recompute_time(block_fwd, core_fwd, g.full_rc, selective,
                                        block_fwd - core_fwd - elem, elem,
-                                       w.recompute_share) + up_recompute)
+                                       w.recompute_share, dots) + up_recompute)
         proj_fwd = performance.gemm_time(tokens_mb, 2 * h, h / t, flop_rate, bw, e)
         output_work = output_work + c["mtp_depth"] * (block_work + 3 * (proj_fwd + logits_fwd))
     # a stack that runs the expert all-to-all beside the compute gives it a share of the SMs

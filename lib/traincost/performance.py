@@ -421,7 +421,7 @@ def mla_up_projection_time(tokens, kv_lora_rank, q_lora_rank, heads, head_dim, v
 
 
 def recompute_time(forward_s, core_s, full, selective, matmul_s=0.0, elementwise_s=0.0,
-                   recompute_matmul_share=np.nan):
+                   recompute_matmul_share=np.nan, core_and_elementwise=False):
     """What activation recomputation adds to a layer's backward. [s]
 
     Full recomputation reruns the whole forward; selective only the attention core's
@@ -430,16 +430,21 @@ def recompute_time(forward_s, core_s, full, selective, matmul_s=0.0, elementwise
     A per-operator selective policy that recomputes a share rho of the matmuls
     (``recompute_matmul_share``, :func:`traincost.workload.odd_matmul_recompute_share`;
     NaN: Megatron's) reruns them and every element-wise op, ``rho * matmul_s +
-    elementwise_s``, whatever the attention kernel.
+    elementwise_s``, whatever the attention kernel. A policy that keeps every weight
+    matmul's output (``core_and_elementwise``: MaxText's 'minimal') reruns the core and
+    every element-wise op, ``core_s + elementwise_s``.
 
     >>> [float(recompute_time(3.0, 1.0, f, s)) for f, s in ((True, False), (False, True), (False, False))]
     [3.0, 1.0, 0.0]
     >>> float(recompute_time(3.0, 0.0, False, True, 2.0, 0.25, 0.5))     # 0.5 x 2 + 0.25
     1.25
+    >>> float(recompute_time(3.0, 1.0, False, True, 1.5, 0.5, np.nan, True))   # 1 + 0.5
+    1.5
     """
     op = np.nan_to_num(recompute_matmul_share) * matmul_s + elementwise_s
+    core = core_s + np.where(core_and_elementwise, elementwise_s, 0.0)
     return np.where(full, forward_s, np.where(
-        selective, np.where(np.isnan(recompute_matmul_share), core_s, op), 0.0))
+        selective, np.where(np.isnan(recompute_matmul_share), core, op), 0.0))
 
 
 def offload_exposed_time(layer_bytes, host_bytes_per_s, forward_s, backward_s):
