@@ -43,6 +43,22 @@ def test_every_preset_builds_and_matches_its_reported_size(model_id):
     assert est.params == pytest.approx(float(row["params_reported"]), rel=0.04)
 
 
+def test_an_interleaved_moe_preset_counts_its_dense_layers_by_share():
+    # Llama 4 Maverick (MaxText llama4-17b-128e.yml: MoE in every second of 48 layers, 128
+    # experts of 8,192 top-1 plus a shared one; the other 24 dense at 16,384), by hand:
+    # untied embedding and output 2 x 202,048 x 5,120, attention 48 x (2 h^2 + 2 x h x 1,024),
+    # dense 24 x 3 h 16,384, experts 24 x 129 x 3 h 8,192, routers 24 x h x 128, norms
+    # 2 h x 48 + h: 400,711,848,960, the card's 400B; active, one routed and the shared
+    # expert: 17,184,691,200, its 17B
+    h = 5120
+    common = 2 * 202048 * h + 48 * (2 * h * h + 2 * h * 1024) + 24 * 3 * h * 16384 \
+        + 24 * h * 128 + 2 * h * 48 + h
+    est = traincost.estimate(accelerator="tpu-v5p", devices=128, model="llama4-maverick",
+                             global_batch=512, tp=4, zero=3, recompute="full")
+    assert est.params == common + 24 * 129 * 3 * h * 8192 == 400_711_848_960
+    assert est.report["active_params"] == common + 24 * 2 * 3 * h * 8192 == 17_184_691_200
+
+
 def test_unknown_ids_list_what_is_allowed():
     with pytest.raises(ValueError, match="allowed: .*a100-sxm4-80gb"):
         catalog.accelerator("a100")

@@ -492,6 +492,9 @@ def test_fp8_and_spread_experts_carry_their_caveats():
     scout = table[table["case"].str.startswith("tpurecipes-v5p-llama4-scout-")]
     slow = sorted({f"{r:.2f}" for r in scout["predicted"] / scout["reported"]})
     assert f"Llama 4 Scout (16 experts) at 1/{'-'.join(slow)}" in said
+    mav = table[table["case"] == "tpurecipes-v5p-llama4-maverick-128"].iloc[0]
+    assert f"Maverick (128 experts in every second layer, TP 4) at 1/" \
+        f"{mav['predicted'] / mav['reported']:.2f}" in said
 
 
 def test_fp8_estimates_quote_the_fp8_stage_errors():

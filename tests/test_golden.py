@@ -275,6 +275,8 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   the TPU family's factor 1.295 -> 1.259 and v5p's 1.412 -> 1.318 move 746 TPU sweep rows,
   the 683 with a step time by 0 to +6.7%, with the estimates' accuracy lines and the
   validation.
+- The Trillium/v5p recipes' Llama 4 Maverick (a llama4-maverick preset) joins as a model
+  gap: the validation gains the case and the MoE caveat quotes it; sweep content-identical.
 """
 
 from __future__ import annotations

@@ -371,6 +371,7 @@ def test_every_published_run_fits_the_memory_model():
         | {"tpurecipes-v6e-llama2-70b-256", "tpurecipes-v6e-mistral-7b-8",
            "tpurecipes-v5p-llama3.1-405b-512", "tpurecipes-v5p-deepseek-v3-512",
            "tpurecipes-v5p-llama4-scout-128", "tpurecipes-v5p-llama4-scout-512",
+           "tpurecipes-v5p-llama4-maverick-128",
            "tpurecipes-v6e-gemma3-12b-256",
            "tpurecipes-v6e-gemma3-12b-512", "tpurecipes-v6e-gemma3-12b-1024"}
     maxtext_gpu = {f"nvidia-dgxc-maxtext-llama2-70b-gsw2411-bf16-{n}"

@@ -267,7 +267,8 @@ class Workload:
     moe_ffn_hidden : int
         Inner size of each expert's MLP; 0 means ``ffn_hidden``. [-]
     dense_layers : int
-        Leading layers with a dense MLP in an MoE model. [-]
+        Layers with a dense MLP in an MoE model: DeepSeek-V3's leading three, Llama 4
+        Maverick's every second one (counted by their share of the layers). [-]
     route_nodes : int
         Node-limited routing: the most scale-up domains (nodes) one token's routed experts
         may span, M in DeepSeek-V3 (arXiv:2412.19437 Secs. 2.1.2 and 4.2, M = 4); a token
