@@ -277,6 +277,8 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   validation.
 - The Trillium/v5p recipes' Llama 4 Maverick (a llama4-maverick preset) joins as a model
   gap: the validation gains the case and the MoE caveat quotes it; sweep content-identical.
+- NVIDIA JAX-Toolbox's Paxml GPT-3 runs join under a new framework, paxml, which borrows
+  the reference factor: validated, not fitted; the validation gains them, nothing else moves.
 """
 
 from __future__ import annotations
