@@ -365,3 +365,15 @@ def test_a_device_factor_says_it_carries_the_devices_ceiling():
            if c.startswith("framework:")]
     assert "on tpu-v5e" not in v5e[0]
     assert f"{calibration.FRAMEWORKS['maxtext on Google']['factor']:.2f}x" in v5e[0]
+
+
+def test_maxtexts_grouped_gemms_visit_whole_tiles():
+    # MaxText's dropless MoE runs its experts as megablox gmm/tgmm in tiles of
+    # tile_batch_seq = 512 rows (base.yml at 9ca35d7e6 and 3eb77db3c), visiting a tile once
+    # per group that starts inside it; stacks that state no tile price plain GEMMs
+    from traincost.assemble import stack_memory
+    from traincost.inputs import Stack
+    assert catalog.framework("maxtext")["grouped_gemm_tile_rows"] == 512
+    assert stack_memory(Stack(framework="maxtext"))["grouped_gemm_tile_rows"] == 512.0
+    for other in ("megatron", "torchtitan", "unspecified"):
+        assert stack_memory(Stack(framework=other))["grouped_gemm_tile_rows"] == 0.0

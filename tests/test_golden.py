@@ -279,6 +279,10 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   gap: the validation gains the case and the MoE caveat quotes it; sweep content-identical.
 - NVIDIA JAX-Toolbox's Paxml GPT-3 runs join under a new framework, paxml, which borrows
   the reference factor: validated, not fitted; the validation gains them, nothing else moves.
+- MaxText's grouped expert GEMMs visit whole 512-row megablox tiles (frameworks.csv
+  grouped_gemm_tile_rows): its four TPU MoE runs (kept out of the fit) predict slower, no
+  fitted number moves, the sweep is content-identical (it runs no MaxText MoE) and the MoE
+  caveat's text follows.
 """
 
 from __future__ import annotations

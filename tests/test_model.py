@@ -44,7 +44,8 @@ def toy(**over) -> dict:
         sites=1,
         site_link_bytes_per_s=np.nan, site_link_latency_s=0.0, sync_every=1,
         selective_policy=0, loss_bytes_per_logit=4.0, zero3_gathered_units=0,
-        pp_keeps_gathered=False, tp_overlap_hidden_share=np.nan, gather_bytes_per_param=2.0,
+        pp_keeps_gathered=False, tp_overlap_hidden_share=np.nan, grouped_gemm_tile_rows=0.0,
+        gather_bytes_per_param=2.0,
         grad_reduce_bytes_per_param=2.0, weight_bytes_per_param=A.weight_bytes_per_param,
         fp8_activation_input=False, recompute_fraction=1.0,
         # the assumptions' interruptions; no start date: the grid's annual figure
@@ -143,6 +144,20 @@ def test_maxtexts_minimal_policy_reruns_the_call_and_the_element_wise_ops():
     meg = model.evaluate(toy(selective_policy=0, **slow))
     assert model.evaluate(toy(selective_policy=3, **slow))["hardware_flop_per_token"] == \
         meg["hardware_flop_per_token"]
+
+
+def test_grouped_gemm_tiles_are_wired_to_the_expert_gemms():
+    """The toy's layer as a mixture of 2 experts of 8, top-1, both on the device: each sees
+    1 of the 2 tokens, 2 x (2 x 1 x 4 x 8) x 2 = 256 FLOP forward. In 2-row tiles (megablox)
+    the second group starts mid-tile, so each expert runs 1 + 2 x 1/2 = 2 rows: 512 FLOP,
+    and training (3 x the forward) adds 3 x 256 = 768 FLOP."""
+    moe = dict(experts=2, top_k=1, moe_ffn_hidden=8)
+    plain = model.evaluate(toy(**moe))["step_compute_s"]
+    tiled = model.evaluate(toy(grouped_gemm_tile_rows=2.0, **moe))["step_compute_s"]
+    assert tiled - plain == pytest.approx(768 / A.in_model_matmul_fraction, rel=1e-12)
+    # a dense layer has no groups: the tiles change nothing
+    assert model.evaluate(toy(grouped_gemm_tile_rows=2.0))["step_compute_s"] == \
+        model.evaluate(toy())["step_compute_s"]
 
 
 def test_full_recompute_adds_one_forward():

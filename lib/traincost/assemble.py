@@ -413,6 +413,9 @@ def stack_memory(stack: Stack, assumptions: Assumptions = DEFAULT) -> dict:
             "zero3_gathered_units": 0.0 if math.isnan(units) else float(units),
             "pp_keeps_gathered": bool(row["pp_keeps_gathered"] == 1),
             "tp_overlap_hidden_share": float(row["tp_overlap_hidden_share"]),
+            # the rows of its grouped GEMM's tiles (blank: experts priced as plain GEMMs)
+            "grouped_gemm_tile_rows": 0.0 if math.isnan(row["grouped_gemm_tile_rows"])
+            else float(row["grouped_gemm_tile_rows"]),
             # the bytes a parameter ZeRO-3 gathers, and a weight is held in
             "gather_bytes_per_param": BYTES_PER_ELEMENT["fp8"]
             if stack.fp8_param_gather or stack.fp8_params else assumptions.weight_bytes_per_param,

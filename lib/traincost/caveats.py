@@ -171,11 +171,13 @@ def _moe_says(est) -> str:
             "5% faster than predicted with EP 16 across two boxes (HybridEP) and at 1/3.6 of "
             "the predicted rate with EP 8 inside each (DeepEP; `traincost validate --case "
             "mbridge-2602-h100-qwen3-30b-a3b-16`), and its Qwen3-235B-A22B on 256 H100 (EP 32 "
-            "folded over TP 2) took 22-31% longer than predicted; on TPU v5p, MaxText's "
-            "DeepSeek-V3 with every chip running all 256 experts' grouped GEMMs (FSDP, no "
-            "expert axis) ran at 1/1.38 of the predicted rate (`traincost validate --case "
-            "tpurecipes-v5p-deepseek-v3-512`), its Llama 4 Scout (16 experts) at 1/1.04-1.05, "
-            "its Llama 4 Maverick (128 experts in every second layer, TP 4) at 1/1.69. "
+            "folded over TP 2) took 22-31% longer than predicted; on TPU v5p, where "
+            "MaxText's grouped GEMMs are priced with the whole 512-row tiles megablox visits "
+            "(one more for each expert's group that starts inside a tile), its DeepSeek-V3 "
+            "with every chip running all 256 experts (FSDP, no expert axis) ran at 1/1.24 of "
+            "the predicted rate (`traincost validate --case tpurecipes-v5p-deepseek-v3-512`), "
+            "its Llama 4 Scout (16 experts) at 1/1.01, its Llama 4 Maverick (128 experts in "
+            "every second layer, TP 4) at 1/1.58. "
             "Treat this step time as the fast end.")
 
 

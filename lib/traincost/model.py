@@ -76,6 +76,8 @@ INPUT_COLUMNS = (
     # the share of its tensor-parallel traffic a framework's TP overlap hides (NaN: the
     # window); the bytes a parameter ZeRO-3 gathers and the gradients are reduced in
     "tp_overlap_hidden_share", "gather_bytes_per_param", "grad_reduce_bytes_per_param",
+    # the rows of a tile of the framework's grouped expert GEMM (0: plain GEMMs)
+    "grouped_gemm_tile_rows",
     # the bytes a weight is held in, and whether the MLP's activation keeps an FP8 input
     "weight_bytes_per_param", "fp8_activation_input",
     # whether the element-wise work runs eager, one PyTorch kernel an operator (else fused)
@@ -532,7 +534,7 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
         tokens_mb, h, heads, kv, d, w.v_dim, w.qk_dim, attn_w, c["moe_ffn_hidden"],
         c["gated_mlp"], c["experts"], c["ep"], c["top_k"], c["shared_experts"], c["seq_len"],
         t, produced, flop_rate, bw, a.elementwise_traffic_factor, e,
-        expert_tp=g.etp) if g.moe else 0.0
+        expert_tp=g.etp, tile_rows=c["grouped_gemm_tile_rows"]) if g.moe else 0.0
     layer_mm = ((L - n_moe) * dense_mm + n_moe * moe_layer_mm) / L if g.moe \
         else (L - n_moe) * dense_mm / L             # the same sum without its zero MoE term
     # a fused kernel's measured rate is its own; where none was measured, a share of the

@@ -288,7 +288,8 @@ def achieved_matmul_rate(peak_flop_per_s, mamf_fraction, in_model_fraction, fp8,
 def moe_layer_matmul_time(tokens, hidden, heads, kv_heads, head_dim, v_dim, qk_dim,
                           attn_weights, moe_ffn_hidden, gated, experts, ep, top_k,
                           shared_experts, seq_keys, tp, stored_full_bytes, flop_per_s,
-                          bytes_per_s, traffic_factor, bytes_per_element=2.0, expert_tp=None):
+                          bytes_per_s, traffic_factor, bytes_per_element=2.0, expert_tp=None,
+                          tile_rows=0.0):
     """Forward matmul time of one mixture-of-experts layer for one micro-batch. [s]
 
     The attention projections (split over ``tp``), the E/ep experts on this device, each
@@ -319,12 +320,28 @@ def moe_layer_matmul_time(tokens, hidden, heads, kv_heads, head_dim, v_dim, qk_d
     >>> [float(moe_layer_matmul_time(4, 2, 1, 1, 2, 2, 2, 8, 4, False, 8, 8, 1, 0, 1, 2,
     ...                               0.0, 1.0, np.inf, 0.0, expert_tp=e)) for e in (2, 1)]
     [224.0, 224.0]
+
+    A grouped GEMM that tiles its sorted rows (``tile_rows`` t_m > 0: MaxText's megablox
+    ``gmm``/``tgmm``, ``make_group_metadata``) computes a whole t_m-row tile once per group
+    that starts inside it: ``m/t_m + G - 1`` tile visits for m rows in G groups (group
+    boundaries fall mid-tile), so each of the G local experts runs
+    ``T_e + t_m (G - 1)/G`` rows (m padded to whole tiles, as MaxText pads it). The device
+    above with 8 tokens and 2 experts (ep 4) of 4 each, in 4-row tiles whose one group
+    boundary falls mid-tile: 3 visits, 6 rows an expert, so the experts' 8 x 24 = 192 FLOP
+    become 12 x 24 = 288, with the attention 8 x 16 and the router 8 x 32: 672 (576 plain).
+
+    >>> [float(moe_layer_matmul_time(8, 2, 1, 1, 2, 2, 2, 8, 3, False, 8, 4, 1, 0, 1, 1,
+    ...                               0.0, 1.0, np.inf, 0.0, tile_rows=t)) for t in (0.0, 4.0)]
+    [576.0, 672.0]
     """
     up = np.where(gated, 2, 1)
     etp = tp if expert_tp is None else expert_tp
     experts_per_device = np.where(experts > 0, experts / ep, 0)
     tokens_per_expert = np.where(experts > 0, tokens * top_k * ep * etp / tp
                                  / np.maximum(experts, 1), 0)
+    # each local group after the first starts inside a tile: one more whole tile visited
+    tokens_per_expert = tokens_per_expert + tile_rows * np.maximum(
+        experts_per_device - 1, 0) / np.maximum(experts_per_device, 1)
     # one layer's formula twice: the attention split over tp, the experts over their own e
     attn, _, _, _ = layer_forward_time(
         tokens, hidden, heads, kv_heads, head_dim, v_dim, qk_dim, attn_weights,
