@@ -118,8 +118,10 @@ def test_selective_reruns_a_fused_core_only_where_the_stack_checkpoints_the_call
     recompute, unless the stack checkpoints the attention call itself (Megatron-Core's
     Attention; Habana's FusedSDPA in Megatron-DeepSpeed): then its forward runs again. The
     toy's fused forward: the causal share c of the 64-FLOP square at the unmeasured fused rate
-    u of the 16-bit ceiling (peak 1, MAMF 1): 64 c / u."""
-    c, u = A.flash_causal_work_fraction, A.unmeasured_attention_matmul_fraction
+    u of the 16-bit ceiling (peak 1, MAMF 1), in a step at the GEMMs' in-model share f:
+    64 c / (u f)."""
+    c = A.flash_causal_work_fraction
+    u = A.unmeasured_attention_matmul_fraction * A.in_model_matmul_fraction
     none = model.evaluate(toy(flash_attention=True))["step_compute_s"]
     core = model.evaluate(toy(flash_attention=True, recompute=1))["step_compute_s"]
     call = model.evaluate(toy(flash_attention=True, recompute=1,
@@ -254,12 +256,14 @@ def test_ownership_rows_beside_rental_rows():
 
 def test_triton_attention_runs_its_share_of_the_fused_rate():
     """A fused core executes the causal half of its square, 64 x 0.5 = 32 FLOP forward and
-    2.5 x 32 = 80 backward (FlashAttention-2's Algorithm 2), 112 FLOP at the kernel's rate:
-    at 100 FLOP/s, 1.12 s; the Triton kernel at 0.43 of it (Dao 2023, FlashAttention-2
-    Fig. 4d), 112 / 43 s. Nothing else moves."""
+    2.5 x 32 = 80 backward (FlashAttention-2's Algorithm 2), 112 FLOP at the kernel's rate
+    in a step, its isolated 100 FLOP/s at the GEMMs' in-model share f: 112 / (100 f) s; the
+    Triton kernel at 0.43 of it (Dao 2023, FlashAttention-2 Fig. 4d), 112 / (43 f) s.
+    Nothing else moves."""
     fused = dict(flash_attention=True, attention_flop_per_s=100.0)
     flash = model.evaluate(toy(**fused))
     triton = model.evaluate(toy(**fused, attention_rate_share=A.triton_attention_flash2_fraction))
     assert A.triton_attention_flash2_fraction == 0.43
+    f = A.in_model_matmul_fraction
     assert triton["step_compute_s"] - flash["step_compute_s"] == pytest.approx(
-        112 / 43 - 112 / 100, rel=1e-9)
+        112 / (43 * f) - 112 / (100 * f), rel=1e-9)

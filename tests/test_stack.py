@@ -133,6 +133,8 @@ def test_flash_core_does_seven_quarters_of_the_unfused_work(measured):
     L0 = a.attention_half_rate_kv_tokens
     flash_rate = 189e12 * (2048 / (2048 + L0)) / (8192 / (8192 + L0)) if measured \
         else A100.mamf_bf16_flop_per_s * a.unmeasured_attention_matmul_fraction
+    # an isolated kernel's rate, in a training step at the share the GEMMs keep of theirs
+    flash_rate *= a.in_model_matmul_fraction
     flop = 2.0 * 4096 * 4096 * 16 * (64 + 64)                    # Q K^T and P V, 1 layer
     expected = 4 * (3 * flop / matmul_rate - 1.75 * flop / flash_rate)
     assert run["materialized"] - run["flash"] == pytest.approx(expected, rel=1e-9)
@@ -157,7 +159,8 @@ def test_cudnn_core_runs_at_transformer_engines_measured_rate():
     est = {k: traincost.estimate(h100, 8, workload=wl, job=Job(8192, 8), attention_kernel=k,
                                  assumptions=a, **kw) for k in ("flash", "cudnn")}
     flop = 2.0 * 8192 * 8192 * 32 * (128 + 128)                  # Q K^T and P V, 1 layer
-    expected = 4 * 1.75 * flop * (1 / flash_rate - 1 / cudnn_rate)
+    # both isolated rates, in a training step at the in-model share the GEMMs keep
+    expected = 4 * 1.75 * flop * (1 / flash_rate - 1 / cudnn_rate) / a.in_model_matmul_fraction
     gap = est["flash"].report["step_compute_s"] - est["cudnn"].report["step_compute_s"]
     assert gap == pytest.approx(expected, rel=2e-4)
     # the same algorithm: the same stored activations, and a measured rate, so no caveat
@@ -188,7 +191,8 @@ def test_fused_attention_rate_scales_with_the_keys_each_call_sees(seq, cp):
                                  assumptions=a, **kw).report for k in ("flash", "cudnn")}
     flop = 2.0 * (seq / cp) * seq * 32 * (128 + 128)              # this rank's queries
     microbatches = 8 / (8 / cp)                                    # batch 8 over dp = 8/cp
-    expected = microbatches * 4 * 1.75 * flop * (1 / flash_rate - 1 / cudnn_rate)
+    expected = microbatches * 4 * 1.75 * flop * (1 / flash_rate - 1 / cudnn_rate) \
+        / a.in_model_matmul_fraction                               # in a step, as the GEMMs
     assert est["flash"]["step_compute_s"] - est["cudnn"]["step_compute_s"] == \
         pytest.approx(expected, rel=2e-4)
 

@@ -313,9 +313,10 @@ def test_long_context_estimates_draw_from_the_long_context_runs():
     box = uncertainty.intervals(long_est, draws=2000, spread="model")
     assert box["class"] == "long-context"
     assert uncertainty.intervals(short_est, draws=2000)["class"] == "unspecified"
-    # most of those runs took longer than predicted (their median error, 25%): the median
-    # step is the point's times that error's factor, and the slower side of it
-    assert float(np.median(pool)) > 0.2
+    # most of those runs took longer than predicted (their median error, about 5% since the
+    # fused kernel runs at the GEMMs' in-model share; 25% before): the median step is the
+    # point's times that error's factor, and the slower side of it
+    assert float(np.median(pool)) > 0.0
     assert box["step_time_s"][1] == pytest.approx(
         long_est.report["step_time_s"] * math.exp(float(np.median(pool))), rel=0.02)
 

@@ -217,7 +217,10 @@ class Assumptions:
         0.75, "fraction", "prior; Narayanan et al. SC21 (arXiv:2104.04473) Fig. 6-7 show "
         "transformer-layer GEMM throughput well below isolated-GEMM maxima", "estimate",
         "Fraction of the accelerator's maximum achievable matmul FLOP/s (MAMF) that a whole "
-        "layer's GEMMs reach, backward and attention included. Calibrated in the accuracy issue.")
+        "layer's GEMMs reach, backward and attention included; a fused attention kernel keeps "
+        "the same share of its own isolated rate (data/accelerators.csv attention_*: like MAMF, "
+        "a kernel timed alone), so both run at the in-step share one fit finds. Calibrated in "
+        "the accuracy issue.")
     fp8_matmul_fraction: float = _a(
         1.0, "fraction", "prior: fp8 GEMMs keep the bf16 in-model share of their (lower, "
         "measured) fp8 MAMF ceiling; calibrated on NVIDIA's paired BF16/FP8 NeMo benchmarks "

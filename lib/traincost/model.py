@@ -413,14 +413,17 @@ def _attention_rate(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamesp
                     clock) -> np.ndarray:
     """The fused attention core's rate: the device's measured kernel (or a share of its
     16-bit matmul ceiling) at the keys a call spans (:func:`traincost.performance.
-    fused_attention_rate`); with windowed layers, whose calls span fewer keys a row, the
-    FLOP-weighted harmonic mean of the two kinds of layer. [FLOP/s]"""
+    fused_attention_rate`), in a training step at the share of an isolated kernel's rate
+    the GEMMs keep (``in_model_matmul_fraction``: both ceilings are kernels timed alone);
+    with windowed layers, whose calls span fewer keys a row, the FLOP-weighted harmonic
+    mean of the two kinds of layer. [FLOP/s]"""
     def fused_rate(keys_per_call):
         return performance.fused_attention_rate(
             c["attention_flop_per_s"], clock, c["attention_kv_tokens"], keys_per_call,
             a.flash_causal_work_fraction, a.attention_half_rate_kv_tokens,
             c["core_peak_flop_per_s"] * c["core_mamf_fraction"] * clock,
-            a.unmeasured_attention_matmul_fraction) * c["attention_rate_share"]
+            a.unmeasured_attention_matmul_fraction) * c["attention_rate_share"] \
+            * a.in_model_matmul_fraction
     rate = fused_rate(g.s_local)
     if not any_true(c["attention_window"] > 0):
         return rate

@@ -11,6 +11,9 @@ The efficiency model, stated once:
   maximum achievable matmul FLOP/s (MAMF) over peak, times the share of MAMF a whole
   layer's GEMMs reach. Small micro-batches and thin tensor-parallel shards fall onto the
   bandwidth roof by themselves.
+* A fused attention kernel runs at its measured (isolated) rate, scaled to the keys each
+  call spans, times the same in-model share: MAMF and the attention benchmarks are both
+  kernels timed alone.
 * Element-wise work (norms, activation functions, dropout, softmax, residuals) is
   HBM-bound: it moves ``elementwise_traffic_factor`` times the bytes the layer stores.
 
