@@ -288,6 +288,10 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   alone as MAMF is: the whole fit moves (scale-up efficiency 0.751 -> 0.691, fp8 share
   0.871 -> 0.902) and every one of the 4,113 sweep rows with a step time, -7.0% to +20.5%
   (median +1.0%), the long sequences most; the estimates and the validation with them.
+- An interleaved pipeline (vpp > 1) needs at least pp micro-batches a replica (Megatron-Core's
+  schedules.py; Megatron-LM's older schedule needed a multiple of pp): 200 sweep rows that
+  interleaved fewer become invalid (190 had a step time); the searched estimates evaluate
+  fewer layouts and pick the same ones; no published run moves.
 """
 
 from __future__ import annotations

@@ -34,6 +34,19 @@ def test_broken_rules_name_the_flag(kw, flag):
         layout.check(lay(**kw))
 
 
+def test_an_interleaved_pipeline_needs_pp_micro_batches_a_replica():
+    # Megatron-Core's interleaved schedule runs micro-batches in groups of
+    # microbatch_group_size_per_vp_stage, which must lie in [PP, M] (schedules.py; pp by
+    # default), and Megatron-LM's older one needed M divisible by pp: one micro-batch a
+    # replica cannot be interleaved. SC21's layout, dp 1536/64 = 24, micro-batch 1:
+    # 24 x 8 = 192 sequences give 8 micro-batches a replica, 168 give 7, fewer than pp
+    layout.check(lay(vpp=2, global_batch=192))
+    with pytest.raises(ValueError, match="--vpp 2 interleaves the pipeline, which needs at "
+                                         "least --pp 8 micro-batches a replica"):
+        layout.check(lay(vpp=2, global_batch=168))
+    layout.check(lay(vpp=1, global_batch=24))          # plain 1F1B: one micro-batch is fine
+
+
 def test_array_mask_matches_scalar_checks():
     cands = layout.candidates({}, heads=96, layers=80, experts=0, devices=1536, domain=8)
     mask = layout.valid({**ARCH, **cands})

@@ -98,6 +98,14 @@ RULES = (
                                                   * c["micro_batch"]) == 0,
      "{F_global_batch} {global_batch} must be a multiple of dp*micro-batch "
      "(dp = devices/(tp*pp*cp) = {devices}/({tp}*{pp}*{cp}), micro-batch {micro_batch})"),
+    # an interleaved schedule runs its micro-batches in groups of at least pp (Megatron-Core
+    # schedules.py: microbatch_group_size_per_vp_stage within [PP, M], pp by default; before
+    # it, Megatron-LM's 'number of microbatches is not divisible by pipeline-parallel size')
+    ("vpp", lambda c: (c["vpp"] == 1) | (c["global_batch"] >= c["pp"] * c["micro_batch"] * (
+        c["devices"] // (c["tp"] * c["pp"] * c["cp"]))),
+     "{F_vpp} {vpp} interleaves the pipeline, which needs at least {F_pp} {pp} micro-batches "
+     "a replica: {F_global_batch} {global_batch} must be at least pp*dp*micro-batch (dp = "
+     "devices/(tp*pp*cp) = {devices}/({tp}*{pp}*{cp}), micro-batch {micro_batch})"),
     # hybrid sharding: the shard groups tile a site's data-parallel ranks, and shard (ZeRO)
     ("shard-group", lambda c: (c.get("shard_group", 0) == 0)
      | (_site_dp(c) % np.maximum(c.get("shard_group", 0), 1) == 0),
