@@ -381,3 +381,18 @@ def test_maxtexts_grouped_gemms_visit_whole_tiles():
     assert stack_memory(Stack(framework="maxtext"))["grouped_gemm_tile_rows"] == 512.0
     for other in ("megatron", "torchtitan", "unspecified"):
         assert stack_memory(Stack(framework=other))["grouped_gemm_tile_rows"] == 0.0
+
+
+def test_deepspeeds_pipeline_does_not_interleave():
+    # DeepSpeed's PipelineEngine runs TrainSchedule (deepspeed/runtime/pipe/schedule.py):
+    # one model chunk a stage, 2 x (micro_batches + stages - 1) steps. BLOOM-176B's layout
+    # (tp 4 x pp 12, 8 replicas, 128 micro-batches of 2) left open, the search keeps vpp 1
+    # under Megatron-DeepSpeed and may interleave under Megatron-Core; a stated vpp stands
+    kw = dict(model="bloom-176b", global_batch=2048, tp=4, pp=12, micro_batch=2, zero=1,
+              recompute="full", attention_kernel="materialized")
+    ds = traincost.estimate("a100-sxm4-80gb", 384, framework="megatron-deepspeed", **kw)
+    assert ds.parallel.vpp == 1
+    assert traincost.estimate("a100-sxm4-80gb", 384, framework="megatron", **kw).parallel.vpp > 1
+    assert traincost.estimate("a100-sxm4-80gb", 384, framework="megatron-deepspeed", vpp=2,
+                              **kw).parallel.vpp == 2
+    assert catalog.framework("deepspeed")["vpp"] == 1

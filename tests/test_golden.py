@@ -292,6 +292,10 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   schedules.py; Megatron-LM's older schedule needed a multiple of pp): 200 sweep rows that
   interleaved fewer become invalid (190 had a step time); the searched estimates evaluate
   fewer layouts and pick the same ones; no published run moves.
+- DeepSpeed's pipeline engine does not interleave (frameworks.csv vpp 1 for deepspeed and
+  megatron-deepspeed): BLOOM-176B, searched at vpp 2 before, runs 1F1B (step +3.8%) and
+  DeepSpeed's 1T Azure bar takes another layout; the validation moves with them, nothing
+  fitted does and the sweep (no framework) is content-identical.
 """
 
 from __future__ import annotations

@@ -462,19 +462,24 @@ def build_stack(**inputs) -> Stack:
 
 def framework_knobs(fixed: dict, stack: Stack) -> dict:
     """The layout knobs ``fixed`` (:func:`fixed_knobs`) with the sharding ``stack``'s
-    framework implies where ZeRO is open (FSDP frameworks: 3), and full recompute where
+    framework implies where ZeRO is open (FSDP frameworks: 3), one chunk a pipeline stage
+    where vpp is open and its schedule does not interleave (DeepSpeed's), full recompute where
     the stack recomputes a share of the layers (``recompute_fraction`` < 1: a share of
     full recompute, or of activation offload where that is asked for; ValueError naming
     ``recompute-fraction`` beside another mode); otherwise as given.
 
     >>> framework_knobs({"zero": None, "tp": 2}, Stack(framework="torchtitan"))
     {'zero': 3, 'tp': 2}
+    >>> framework_knobs({"vpp": None}, Stack(framework="megatron-deepspeed"))
+    {'vpp': 1}
     >>> framework_knobs({"recompute": None}, Stack(recompute_fraction=0.25))
     {'recompute': 2}
     """
-    zero = catalog.framework(stack.framework)["zero"]
-    if fixed.get("zero") is None and not (isinstance(zero, float) and math.isnan(zero)):
-        fixed = {**fixed, "zero": int(zero)}
+    row = catalog.framework(stack.framework)
+    for knob in ("zero", "vpp"):
+        implied = row[knob]
+        if fixed.get(knob) is None and not (isinstance(implied, float) and math.isnan(implied)):
+            fixed = {**fixed, knob: int(implied)}
     if stack.recompute_fraction < 1:
         shares = (layout.knob_code("recompute", "full"), layout.knob_code("recompute", "offload"))
         if fixed.get("recompute") not in (None, *shares):
