@@ -296,6 +296,10 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   megatron-deepspeed): BLOOM-176B, searched at vpp 2 before, runs 1F1B (step +3.8%) and
   DeepSpeed's 1T Azure bar takes another layout; the validation moves with them, nothing
   fitted does and the sweep (no framework) is content-identical.
+- OLMo-core's README throughput rows (ten, four versions) join under the olmo-core framework
+  with presets of their own, predicted first (+10% to +60%): the framework gets a factor
+  (0.72); the reference constants do not move; the estimates' accuracy lines (H100 16-bit
+  43 -> 48 runs) and the validation follow; sweep content-identical.
 """
 
 from __future__ import annotations
