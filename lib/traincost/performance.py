@@ -328,9 +328,10 @@ def moe_layer_matmul_time(tokens, hidden, heads, kv_heads, head_dim, v_dim, qk_d
     ``gmm``/``tgmm``, ``make_group_metadata``) computes a whole t_m-row tile once per group
     that starts inside it: ``m/t_m + G - 1`` tile visits for m rows in G groups (group
     boundaries fall mid-tile), so each of the G local experts runs
-    ``T_e + t_m (G - 1)/G`` rows (m padded to whole tiles, as MaxText pads it). The device
-    above with 8 tokens and 2 experts (ep 4) of 4 each, in 4-row tiles whose one group
-    boundary falls mid-tile: 3 visits, 6 rows an expert, so the experts' 8 x 24 = 192 FLOP
+    ``T_e + t_m (G - 1)/G`` rows (m padded to whole tiles, as MaxText pads it; routed
+    counts vary, so a boundary lands on a tile's first row only by chance). The device above
+    with 8 tokens and 2 experts (ep 4), 4 each on average, in 4-row tiles with the boundary
+    between them mid-tile: 3 visits, 6 rows an expert, so the experts' 8 x 24 = 192 FLOP
     become 12 x 24 = 288, with the attention 8 x 16 and the router 8 x 32: 672 (576 plain).
 
     >>> [float(moe_layer_matmul_time(8, 2, 1, 1, 2, 2, 2, 8, 3, False, 8, 4, 1, 0, 1, 1,
