@@ -191,3 +191,14 @@ def test_notebook_02_recompute_costs():
 
     assert round(100 * extra(recompute="selective", framework="torchtitan")) == op
     assert 0.28 <= extra(recompute="full") <= 0.38                 # "about a third"
+
+
+def test_notebook_03_hidden_comm_is_not_free():
+    """Notebook 03's stack note: compute beside a collective runs about 19% slower (Lee et
+    al. 2025, arXiv:2507.03114: 18.9% on average), so a hidden bar keeps about a sixth."""
+    text = re.sub(r"\s+", " ", markdown("03-parallelism-explorer.ipynb"))
+    (slower,) = quoted(text, r"the compute beside a collective runs about (\d+) % slower")
+    s = DEFAULT.overlap_compute_slowdown
+    assert round(100 * s) == slower
+    quoted(text, r"a hidden bar keeps about a sixth of its length")
+    assert round(1 / (s / (1 + s))) == 6                   # t s/(1 + s) of a hidden t

@@ -88,8 +88,9 @@ def test_tp_overlap_hides_exactly_the_mlp_gemm_window_when_comm_bound():
     # with a slow scale-up link the all-reduces outlast the GEMMs they overlap, so the
     # saving is the whole window: the MLP's two GEMMs, forward and backward (3x forward)
     slow = replace(A100, scaleup_bytes_per_s=1e9)
-    plain = _est(acc=slow).report
-    overlapped = _est(Stack(overlap="tp"), acc=slow).report
+    a = replace(DEFAULT, overlap_compute_slowdown=0.0)     # test_hidden_comm_... prices it
+    plain = _est(acc=slow, assumptions=a).report
+    overlapped = _est(Stack(overlap="tp"), acc=slow, assumptions=a).report
     rate = A100.mamf_bf16_flop_per_s * DEFAULT.in_model_matmul_fraction
     mlp_fwd = 2 * (2.0 * S * B * H * (4 * H / T)) / rate                   # up and down GEMMs
     layers_per_stage, microbatches = 96 / 8, 256 / (256 // 64)
@@ -101,15 +102,32 @@ def test_tp_overlap_hides_exactly_the_mlp_gemm_window_when_comm_bound():
 def test_dp_overlap_leaves_one_chunk_of_gradient_traffic():
     # MegaScale Sec. 3.2: reduce-scatter per model chunk after its backward; 1/(2v) exposed.
     # With no overlap credited to the plain stack, its exposed traffic is the whole step's.
-    a = replace(DEFAULT, dp_overlap_fraction=0.0)
+    a = replace(DEFAULT, dp_overlap_fraction=0.0, overlap_compute_slowdown=0.0)
     plain = _est(assumptions=a, vpp=2).report["step_dp_comm_s"]
     overlapped = _est(Stack(overlap="dp"), assumptions=a, vpp=2).report["step_dp_comm_s"]
     assert overlapped == pytest.approx(plain / (2 * 2), rel=1e-12)
 
 
 def test_pp_overlap_hides_sends_behind_compute():
-    assert _est().report["step_pp_comm_s"] > 0
-    assert _est(Stack(overlap="pp")).report["step_pp_comm_s"] == 0.0
+    a = replace(DEFAULT, overlap_compute_slowdown=0.0)
+    assert _est(assumptions=a).report["step_pp_comm_s"] > 0
+    assert _est(Stack(overlap="pp"), assumptions=a).report["step_pp_comm_s"] == 0.0
+
+
+@pytest.mark.parametrize("overlap,part", [("pp", "step_pp_comm_s"), ("dp", "step_dp_comm_s")])
+def test_hidden_comm_costs_what_it_slows_the_compute_by(overlap, part):
+    # compute runs 1 + s times slower beside a collective (Lee et al. 2025, arXiv:2507.03114:
+    # 18.9% on average): a fully hidden exchange of t costs t s/(1 + s). s = 0.25 gives
+    # 0.2 t. Pipeline sends hide whole behind a micro-batch's compute; the gradient
+    # reduction of an overlapping stack leaves 1/(2v) of itself exposed (MegaScale Sec. 3.2)
+    # and hides the rest.
+    none = replace(DEFAULT, overlap_compute_slowdown=0.0, dp_overlap_fraction=0.0)
+    raw = _est(assumptions=none, vpp=2).report[part]              # nothing hidden
+    hidden = replace(none, overlap_compute_slowdown=0.25)
+    got = _est(Stack(overlap=overlap), assumptions=hidden, vpp=2).report[part]
+    exposed = 0.0 if overlap == "pp" else raw / 4
+    assert got == pytest.approx(exposed + 0.2 * (raw - exposed), rel=1e-9)
+    assert _est(assumptions=hidden, vpp=2).report[part] == pytest.approx(raw, rel=1e-12)
 
 
 @pytest.mark.parametrize("measured", [True, False])
@@ -347,8 +365,9 @@ def test_gradient_reduction_hides_behind_the_backward_passes_share(recompute, un
     # reduction overlaps the last micro-batch's backward, 2/units of its compute, times
     # dp_overlap_fraction (small here, so the reduction stays longer than the window)
     f = 1e-3
-    base = _est(assumptions=replace(DEFAULT, dp_overlap_fraction=0.0), recompute=recompute).report
-    hidden = _est(assumptions=replace(DEFAULT, dp_overlap_fraction=f), recompute=recompute).report
+    a = replace(DEFAULT, overlap_compute_slowdown=0.0)
+    base = _est(assumptions=replace(a, dp_overlap_fraction=0.0), recompute=recompute).report
+    hidden = _est(assumptions=replace(a, dp_overlap_fraction=f), recompute=recompute).report
     microbatches = 256 / (256 // 64)
     window = 2 / units * base["step_compute_s"] / microbatches
     assert base["step_dp_comm_s"] - hidden["step_dp_comm_s"] == pytest.approx(f * window, rel=1e-9)

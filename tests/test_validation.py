@@ -563,10 +563,15 @@ def test_leave_one_document_out_worst_case(document_held_out):
     # 28.6% fast at a micro-batch of 4,096 tokens, where FSDP2 reduce-scatters and gathers
     # every micro-batch (OLMo-core's trainer skips the gradient sync only under DDP) and
     # torchao's dynamic scaling runs around GEMMs a quarter the size of its 1B's
+    # When hidden communication came to cost what it slows the compute beside it by (Lee et
+    # al. 2025's 18.9%, assumptions.overlap_compute_slowdown), the A3 runs' 16 VMs fell to
+    # 21% and OLMo-core's 1B FP8 of 2024-09 rose to 26.4% (its 13B FP8 28.9%): the model
+    # gives torchao's FP8 1.29-1.44x over BF16 where OLMo-core's README measured 1.16-1.32x,
+    # at micro-batches of 4,096-16,384 tokens
     err = document_held_out.set_index("case")["error_pct"].abs()
-    assert set(err[err > 25.0].index) <= {f"mt-a3-llama2-7b-{n}" for n in (16, 32, 64, 128)} \
-        | {"olmo-core-13b-8-h100-fp8-2410"}
-    assert err["mt-a3-llama2-7b-128"] > 25.0
+    assert set(err[err > 25.0].index) <= {"olmo-core-13b-8-h100-fp8-2410",
+                                          "olmo-core-1b-8-h100-fp8-2409"}
+    assert err[err.index.str.startswith("mt-a3-")].max() <= 25.0
     assert err[err.index.str.startswith("mt-v5p-")].max() <= 20.0
     assert err[err.index.str.startswith("tpurecipes-v6e-")].max() <= 25.0
 

@@ -341,6 +341,19 @@ class Assumptions:
         "all-to-all kernels; the compute of every micro-batch runs on the rest, 1/(1 - f) "
         "times slower, while the all-to-all hides behind it. Taken as proportional: "
         "memory-bound kernels lose less than their SM share, so this is an upper bound.")
+    overlap_compute_slowdown: float = _a(
+        0.189, "fraction", "Lee et al. 2025, 'Characterizing Compute-Communication Overlap in "
+        "GPU-Accelerated Distributed Deep Learning: Performance and Power Implications' "
+        "(arXiv:2507.03114), abstract: 'overlapping computation and communication can result "
+        "in an average computational slowdown of 18.9%, with a maximum of 40.0% slowdown', "
+        "GPT and Llama layers on four A100, H100, MI250 and MI210; PyTorch PR #179937 "
+        "(2026-04): 'NCCL collectives use SMs, which makes matmuls that are overlapped by them "
+        "30-40% slower' (8 H100, NVLink)", "reported",
+        "How much slower compute runs while a collective it hides runs beside it (the "
+        "collective's kernels hold SMs and share the HBM): hidden communication of t_h costs "
+        "the step t_h s/(1 + s) (traincost.performance.overlap_contention). The measured "
+        "average, not fitted; the expert all-to-all of a stack that overlaps it has its own "
+        "SM share (ep_overlap_comm_sm_fraction).")
     zero3_prefetch_overlap_fraction: float = _a(
         1.0, "fraction", "PyTorch FSDP notes, 'FSDP Prefetch Nuances' (docs.pytorch.org/docs/"
         "stable/notes/fsdp.html): layer i+1's all-gather, issued on a separate stream, "

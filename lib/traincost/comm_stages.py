@@ -31,6 +31,13 @@ def _network(c: dict, a: Assumptions) -> tuple:
             a.scaleout_latency_s, c["scaleup_mesh"])
 
 
+def _with_contention(a: Assumptions, raw_s, exposed_s):
+    """Exposed communication plus what the part hidden behind compute slows that compute
+    by (:func:`traincost.performance.overlap_contention`). [s]"""
+    return exposed_s + performance.overlap_contention(np.maximum(raw_s - exposed_s, 0.0),
+                                                      a.overlap_compute_slowdown)
+
+
 def microbatch_comm_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespace,
                           comp: SimpleNamespace) -> dict:
     """Exposed communication and straggler wait of one micro-batch on the fullest stage. [s]
@@ -39,7 +46,10 @@ def microbatch_comm_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: Simple
     one). Tensor-parallel all-reduces hide behind the MLP path's GEMMs in a stack that
     overlaps them (MegaScale Sec. 3.2), expert all-to-alls behind the micro-batch's compute
     (DeepSeek-V3 Sec. 3.2.2), pipeline sends likewise; context-parallel gathers hide
-    ``cp_overlap_fraction`` of themselves.
+    ``cp_overlap_fraction`` of themselves. What a stack hides still costs what it slows the
+    compute beside it by (:func:`traincost.performance.overlap_contention`), and that is
+    counted with the exchange; the expert all-to-all's is the SM share its kernels take
+    (``ep_overlap_comm_sm_fraction``, in the compute).
     """
     t, p, cp, ep, lps = c["tp"], c["pp"], c["cp"], c["ep"], g.layers_per_stage
     net = _network(c, a)
@@ -52,19 +62,20 @@ def microbatch_comm_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: Simple
         * comm.collective_time("all_reduce", act_bytes, t, bw_tp, lat_tp)
     if g.moe and any_true(g.fold > 1):
         tp_layer = tp_layer - _folded_expert_tp_saving(c, g, w, net, act_bytes, regather)
-    tp_mb = lps * performance.stack_exposed(
+    tp_mb = _with_contention(a, lps * tp_layer, lps * performance.stack_exposed(
         tp_layer, performance.tp_overlap_window(comp.layer_mm, comp.attn_mm, g.full_rc),
         c["tp_overlap"], a.stack_overlap_window_fraction, a.tp_overlap_fraction,
-        c["tp_overlap_hidden_share"])
+        c["tp_overlap_hidden_share"]))
     straggler_mb = performance.straggler_time(
         a.straggler_forward_slowdown, a.straggler_device_fraction, c["devices"], lps,
         comp.fwd_layer + comp.recompute_layer)
     cp_mb = 0.0                                      # a group of one sends nothing
     if g.any_cp:
         bw_cp, lat_cp = comm.link(cp, t, *net)
-        cp_mb = lps * comm.cp_kv_gather_time(
+        cp_raw = lps * comm.cp_kv_gather_time(
             c["micro_batch"], c["seq_len"], c["kv_heads"], c["head_dim"], t, cp, bw_cp, lat_cp,
-            g.full_rc, g.act_e) * (1 - a.cp_overlap_fraction)
+            g.full_rc, g.act_e)
+        cp_mb = _with_contention(a, cp_raw, cp_raw * (1 - a.cp_overlap_fraction))
     ep_mb = 0.0                                      # no MoE layers
     if g.moe:
         # the expert group strides over the replicas (t cp apart), or, folded over the
@@ -84,8 +95,8 @@ def microbatch_comm_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: Simple
                                           a.ep_overlap_fraction)
     bw_pp, lat_pp = comm.link(p, t * cp * g.dp, *net, p2p=True)
     pp_send = comm.pp_send_time(act_bytes, a.sequence_parallel, t, p, c["vpp"], bw_pp, lat_pp)
-    pp_mb = performance.stack_exposed(pp_send, comp.compute_mb, c["pp_overlap"],
-                                      a.stack_overlap_window_fraction)
+    pp_mb = _with_contention(a, pp_send, performance.stack_exposed(
+        pp_send, comp.compute_mb, c["pp_overlap"], a.stack_overlap_window_fraction))
     cross_mb = cross_fill = 0.0                      # one site: nothing crosses
     if g.multi_site:
         cross_mb, cross_fill = _pipeline_across_sites(c, a, g, comp, act_bytes, pp_send, pp_mb)
@@ -140,15 +151,17 @@ def _pipeline_across_sites(c, a, g, comp, act_bytes, pp_send, pp_mb):
     The last stage of a site sends its v chunks' outputs across the link, every replica's
     at once (:func:`traincost.comm.cross_site_send_time`, dp x cp micro-batch activations),
     and its v backward sends inside the site; the step runs at the pace of that stage,
-    ``max(t_pp, exposed(v (t_cross + t_send)))``. Filling and draining the pipeline crosses
-    a site boundary ``v s - 1`` times each way, and no overlap hides the one-way delay of
-    those hops: ``2 (v s - 1) latency``.
+    ``max(t_pp, exposed(v (t_cross + t_send)))``, each with what its hidden part slows the
+    compute by (:func:`traincost.performance.overlap_contention`). Filling and draining
+    the pipeline crosses a site boundary ``v s - 1`` times each way, and no overlap hides
+    the one-way delay of those hops: ``2 (v s - 1) latency``.
     """
     link_bw = _site_link(c, a)
     latency, v = _site_latency(c, a), c["vpp"]
     cross_send = comm.cross_site_send_time(g.dp * c["cp"] * act_bytes, link_bw, latency)
-    boundary = performance.stack_exposed(v * cross_send + pp_send / 2, comp.compute_mb,
-                                         c["pp_overlap"], a.stack_overlap_window_fraction)
+    boundary_raw = v * cross_send + pp_send / 2
+    boundary = _with_contention(a, boundary_raw, performance.stack_exposed(
+        boundary_raw, comp.compute_mb, c["pp_overlap"], a.stack_overlap_window_fraction))
     extra = np.where(g.pp_cross, np.maximum(boundary - pp_mb, 0.0), 0.0)
     fill = np.where(g.pp_cross, 2 * (v * g.sites - 1) * latency, 0.0)
     return extra, fill
@@ -163,7 +176,9 @@ def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNa
     passes (:func:`traincost.performance.zero3_gathers_exposed`). Under hybrid sharding the
     reduction and the gathers run inside each shard group, and the groups all-reduce the
     dense gradients' shards across, ``2 (r - 1)/r * P/G`` bytes a device over the link
-    that joins the r replicas. Returns ``dp_comm``
+    that joins the r replicas. What hides behind the backward passes (the gathers, and the
+    reduction of an overlapping stack) costs what it slows them by
+    (:func:`traincost.performance.overlap_contention`). Returns ``dp_comm``
     (:func:`traincost.performance.dp_exposed_time`), ``cross_site_comm`` (what the
     exchange across sites adds, :func:`_replicas_across_sites`) and ``optimizer``
     (:func:`traincost.performance.optimizer_step_time`).
@@ -213,12 +228,17 @@ def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNa
             0.0)
     else:
         dp_step, gathers_exposed = dp_reduce + replica_reduce, 0.0
-    dp_exposed = performance.dp_exposed_time(dp_step, backward_mb, gathers_exposed, g.m,
-                                             c["vpp"], c["dp_overlap"], a.dp_overlap_fraction)
+        gather = 0.0
+    # all of it, hidden or not: every micro-batch's passes gather the weights again under
+    # ZeRO-3 (none otherwise)
+    dp_raw = dp_step + np.where(zero == 3, g.m * (2 + full_rc) * gather, 0.0)
+    dp_exposed = _with_contention(a, dp_raw, performance.dp_exposed_time(
+        dp_step, backward_mb, gathers_exposed, g.m, c["vpp"], c["dp_overlap"],
+        a.dp_overlap_fraction))
     cross = 0.0                                      # one site: nothing crosses
     if g.multi_site:
-        cross = _replicas_across_sites(c, a, g, w, dp_step, gathers_exposed, backward_mb,
-                                       dp_exposed)
+        cross = _replicas_across_sites(c, a, g, w, dp_step, dp_raw, gathers_exposed,
+                                       backward_mb, dp_exposed)
     optimizer_params = memory.optimizer_shard_params(shard.dense, shard.expert, zero, g.dp_cp,
                                                      g.dp_ep)
     step_bytes = np.where(c["optimizer_bf16"], a.optimizer_step_bf16_bytes_per_param,
@@ -228,7 +248,8 @@ def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNa
                                                          c["hbm_bytes_per_s"])}
 
 
-def _replicas_across_sites(c, a, g, w, dp_step, gathers_exposed, backward_mb, dp_exposed):
+def _replicas_across_sites(c, a, g, w, dp_step, dp_raw, gathers_exposed, backward_mb,
+                           dp_exposed):
     """Where the data-parallel replicas cross the sites: what their exchange over the
     site links adds to a step. [s]
 
@@ -246,8 +267,8 @@ def _replicas_across_sites(c, a, g, w, dp_step, gathers_exposed, backward_mb, dp
         w.params["total"] * c["grad_reduce_bytes_per_param"]
         * np.logical_not(c["frozen_weights"]), g.sites, _site_link(c, a),
         _site_latency(c, a))
-    synchronous = performance.dp_exposed_time(
+    synchronous = _with_contention(a, dp_raw + exchange, performance.dp_exposed_time(
         dp_step + exchange, backward_mb, gathers_exposed, g.m, c["vpp"], c["dp_overlap"],
-        a.dp_overlap_fraction) - dp_exposed
+        a.dp_overlap_fraction)) - dp_exposed
     relaxed = exchange / c["sync_every"]
     return np.where(g.dp_cross, np.where(g.relaxed, relaxed, synchronous), 0.0)
