@@ -567,10 +567,12 @@ def test_leave_one_document_out_worst_case(document_held_out):
     # al. 2025's 18.9%, assumptions.overlap_compute_slowdown), the A3 runs' 16 VMs fell to
     # 21% and OLMo-core's 1B FP8 of 2024-09 rose to 26.4% (its 13B FP8 28.9%): the model
     # gives torchao's FP8 1.29-1.44x over BF16 where OLMo-core's README measured 1.16-1.32x,
-    # at micro-batches of 4,096-16,384 tokens
+    # at micro-batches of 4,096-16,384 tokens. When the frameworks that sync every
+    # micro-batch's gradients under FSDP (frameworks.csv grad_sync_every_microbatch:
+    # OLMo-core, torchtitan, Composer, Megatron-FSDP, DeepSpeed) reduce-scattered in each
+    # backward, the 13B FP8 fell to 24.8% and the 1B FP8 of 2024-09 rose to 27.4%, the worst
     err = document_held_out.set_index("case")["error_pct"].abs()
-    assert set(err[err > 25.0].index) <= {"olmo-core-13b-8-h100-fp8-2410",
-                                          "olmo-core-1b-8-h100-fp8-2409"}
+    assert set(err[err > 25.0].index) <= {"olmo-core-1b-8-h100-fp8-2409"}
     assert err[err.index.str.startswith("mt-a3-")].max() <= 25.0
     assert err[err.index.str.startswith("mt-v5p-")].max() <= 20.0
     assert err[err.index.str.startswith("tpurecipes-v6e-")].max() <= 25.0

@@ -108,3 +108,25 @@ def test_hidden_gathers_slow_the_compute_they_run_beside():
     first = (N - 1) * lat
     exposed = first + m * (0.5 * forward + first)
     assert got == pytest.approx(exposed + 0.2 * m * (2.5 * forward - first), rel=1e-9)
+
+
+@pytest.mark.parametrize("framework,syncs", [("olmo-core", True), ("pytorch-fsdp", False)])
+def test_a_framework_that_syncs_every_micro_batch_reduces_in_each_backward(framework, syncs):
+    # data/frameworks.csv grad_sync_every_microbatch: OLMo-core's trainer enters no_sync only
+    # under DDP, so FSDP2 reduce-scatters in every micro-batch's backward; plain FSDP leaves
+    # it to the loop (blank: once a step). Latency-bound links chosen so a ring's (N-1)
+    # latencies, x, equal one forward unit f: the L = 4 gathers of a pass take 4f, the
+    # forward (f) exposes 3f, the backward (2f) 2f; the reduce-scatter (x = f, no dp
+    # overlap) is all exposed. m = 2 micro-batches: 11f a step. Syncing each micro-batch,
+    # the first one's backward carries the reduce-scatter too, 5f in its 2f: 1f more, 12f.
+    fast = replace(A100, scaleout_bytes_per_s=1e30, scaleup_bytes_per_s=1e30)
+    wl = Workload(layers=LAYERS, hidden=4096, heads=16, vocab=32000)
+    knobs = dict(tp=1, pp=1, vpp=1, cp=1, ep=1, zero=3, micro_batch=1, recompute="none",
+                 job=Job(seq_len=2048, global_batch=2 * N), framework=framework, overlap="tp")
+    m = 2
+    est = traincost.estimate(fast, N, workload=wl, assumptions=NO_DP_OVERLAP, **knobs)
+    assert est.stack.overlap == "tp"                  # the gradient reduction not overlapped
+    forward = est.report["step_compute_s"] / m / 3
+    a = replace(NO_DP_OVERLAP, scaleout_latency_s=forward / (N - 1))
+    got = traincost.estimate(fast, N, workload=wl, assumptions=a, **knobs).report["step_dp_comm_s"]
+    assert got == pytest.approx((12 if syncs else 11) * forward, rel=1e-9)

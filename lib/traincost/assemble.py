@@ -412,6 +412,8 @@ def stack_memory(stack: Stack, assumptions: Assumptions = DEFAULT) -> dict:
             "output_gathered_input": bool(row["output_gathered_input"] == 1),
             "zero3_gathered_units": 0.0 if math.isnan(units) else float(units),
             "pp_keeps_gathered": bool(row["pp_keeps_gathered"] == 1),
+            # ZeRO-3 reduces every micro-batch's gradients, not once a step (blank: once)
+            "grad_sync_every_microbatch": bool(row["grad_sync_every_microbatch"] == 1),
             "tp_overlap_hidden_share": float(row["tp_overlap_hidden_share"]),
             # the rows of its grouped GEMM's tiles (blank: experts priced as plain GEMMs)
             "grouped_gemm_tile_rows": 0.0 if math.isnan(row["grouped_gemm_tile_rows"])

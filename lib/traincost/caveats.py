@@ -313,7 +313,7 @@ def _long_context_says(est) -> str:
             f"(seq {est.job.seq_len:,} / cp {est.parallel.cp}). The published H100 and B200 "
             f"runs with at least {est.assumptions.long_context_rank_tokens:,.0f} "
             "tokens a rank took 2-36% longer a step than this model predicts (NeMo's "
-            "long-sequence page: H100 11-26%, B200 2-7%; torchtitan's 32K and 256K runs on "
+            "long-sequence page: H100 11-27%, B200 2-7%; torchtitan's 32K and 256K runs on "
             "H100: 7-36%; `traincost validate --case nemo-longseq-llama2-7b-h100-s256k`), with "
             "the fused attention kernel at the share of its isolated rate the GEMMs keep of "
             f"theirs ({est.assumptions.in_model_matmul_fraction:.2f}): on H100 the attention "

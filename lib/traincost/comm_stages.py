@@ -176,7 +176,10 @@ def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNa
     passes (:func:`traincost.performance.zero3_gathers_exposed`). Under hybrid sharding the
     reduction and the gathers run inside each shard group, and the groups all-reduce the
     dense gradients' shards across, ``2 (r - 1)/r * P/G`` bytes a device over the link
-    that joins the r replicas. What hides behind the backward passes (the gathers, and the
+    that joins the r replicas. A framework that syncs every micro-batch's gradients under
+    ZeRO-3 (``data/frameworks.csv`` ``grad_sync_every_microbatch``: FSDP without no_sync)
+    reduces in each backward pass beside its gathers, not once a step; the exchange across
+    sites still runs once a step. What hides behind the backward passes (the gathers, and the
     reduction of an overlapping stack) costs what it slows them by
     (:func:`traincost.performance.overlap_contention`). Returns ``dp_comm``
     (:func:`traincost.performance.dp_exposed_time`), ``cross_site_comm`` (what the
@@ -223,15 +226,27 @@ def data_parallel_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNa
             gather = gather + np.where(w_expert > 0, comm.zero3_gather_time(
                 w_expert, units, g.dp_ep, bw_edp, lat_edp), 0.0)
         dp_step = np.where(zero3, dp_reduce / 2, dp_reduce) + replica_reduce   # ZeRO-3: RS
-        gathers_exposed = np.where(zero3, performance.zero3_gathers_exposed(
-            gather, units, forward_mb, backward_mb, full_rc, a.zero3_prefetch_overlap_fraction),
-            0.0)
+        last = performance.zero3_gathers_exposed(
+            gather, units, forward_mb, backward_mb, full_rc, a.zero3_prefetch_overlap_fraction)
+        # a framework that syncs every micro-batch's gradients (FSDP's post-backward
+        # reduce-scatter, no no_sync) reduces in each of the m - 1 earlier backward passes
+        # too, beside that pass's gathers; the last one's is the step's own
+        # (dp_exposed_time). Not where a pipeline keeps the stage's gradients unsharded
+        # between micro-batches (pp_keeps_gathered).
+        every = zero3 & c["grad_sync_every_microbatch"] \
+            & np.logical_not(c["pp_keeps_gathered"] & (c["pp"] > 1)) & (g.m > 1)
+        synced = performance.zero3_gathers_exposed(
+            gather, units, forward_mb, backward_mb, full_rc, a.zero3_prefetch_overlap_fraction,
+            dp_step) if any_true(every) else last
+        gathers_exposed = np.where(zero3, np.where(every, (last + (g.m - 1) * synced) / g.m,
+                                                   last), 0.0)
+        early_reduce = np.where(every, (g.m - 1) * dp_step, 0.0)
     else:
         dp_step, gathers_exposed = dp_reduce + replica_reduce, 0.0
-        gather = 0.0
+        gather = early_reduce = 0.0
     # all of it, hidden or not: every micro-batch's passes gather the weights again under
-    # ZeRO-3 (none otherwise)
-    dp_raw = dp_step + np.where(zero == 3, g.m * (2 + full_rc) * gather, 0.0)
+    # ZeRO-3 (none otherwise), and reduce their gradients where the framework syncs each
+    dp_raw = dp_step + early_reduce + np.where(zero == 3, g.m * (2 + full_rc) * gather, 0.0)
     dp_exposed = _with_contention(a, dp_raw, performance.dp_exposed_time(
         dp_step, backward_mb, gathers_exposed, g.m, c["vpp"], c["dp_overlap"],
         a.dp_overlap_fraction))

@@ -67,9 +67,10 @@ INPUT_COLUMNS = (
     # the routed experts' tensor-parallel width (0: tp)
     "expert_tp",
     # the framework's memory habits (assemble.stack_memory): what selective recompute
-    # keeps, the loss's bytes per logit, the units ZeRO-3 holds gathered, and whether it
-    # keeps a pipeline stage gathered
+    # keeps, the loss's bytes per logit, the units ZeRO-3 holds gathered, whether it keeps
+    # a pipeline stage gathered, and whether ZeRO-3 reduces every micro-batch's gradients
     "selective_policy", "loss_bytes_per_logit", "zero3_gathered_units", "pp_keeps_gathered",
+    "grad_sync_every_microbatch",
     # the loss's bytes per logit under tensor parallelism, and what the final norm and the
     # output layer keep (memory.head_bytes)
     "loss_tp_bytes_per_logit", "final_norm_bytes", "output_gathered_input",

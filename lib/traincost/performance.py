@@ -596,23 +596,29 @@ def straggler_time(slowdown, device_fraction, devices, layers_per_stage, forward
 
 
 def zero3_gathers_exposed(gather_s, units, forward_s, backward_s, full_recompute,
-                          prefetch_fraction):
+                          prefetch_fraction, backward_reduce_s=0.0):
     """ZeRO-3 weight gathers left exposed in one micro-batch's passes. [s]
 
     One all-gather per layer (``units`` of them, ``gather_s`` in all) for the forward, the
     backward and, under full recomputation, the recompute forward. They are prefetched,
     layer i+1's during layer i's compute, so each pass's first gather is always exposed:
-    ``(1 + [full]) max(g_1, exposed(g, t_fwd)) + max(g_1, exposed(g, t_bwd))`` with
+    ``(1 + [full]) max(g_1, exposed(g, t_fwd)) + max(g_1, exposed(g + r, t_bwd))`` with
     g_1 = g / units (PyTorch FSDP notes, "FSDP Prefetch Nuances"; DeepSpeed ZeRO-3
-    ``stage3_prefetch_bucket_size``).
+    ``stage3_prefetch_bucket_size``). ``r``: a gradient reduction that runs in this
+    backward pass too, layer by layer beside the gathers on the same links (FSDP's
+    post-backward reduce-scatter in a micro-batch that does not skip the sync); 0 where
+    the micro-batch's gradients wait for the step's one reduction.
 
     >>> float(zero3_gathers_exposed(4.0, 4, 1.0, 2.0, False, 1.0))   # max(1, 3) + max(1, 2)
     5.0
+    >>> float(zero3_gathers_exposed(4.0, 4, 1.0, 2.0, False, 1.0, 3.0))   # 3 + (4 + 3 - 2)
+    8.0
     """
     first = gather_s / units
     return (1 + full_recompute) * np.maximum(first, exposed(gather_s, forward_s,
                                                             prefetch_fraction)) \
-        + np.maximum(first, exposed(gather_s, backward_s, prefetch_fraction))
+        + np.maximum(first, exposed(gather_s + backward_reduce_s, backward_s,
+                                    prefetch_fraction))
 
 
 def dp_exposed_time(dp_step_s, backward_s, gathers_exposed_s, num_microbatches, vpp,
