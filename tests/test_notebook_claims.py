@@ -202,3 +202,28 @@ def test_notebook_03_hidden_comm_is_not_free():
     assert round(100 * s) == slower
     quoted(text, r"a hidden bar keeps about a sixth of its length")
     assert round(1 / (s / (1 + s))) == 6                   # t s/(1 + s) of a hidden t
+
+
+def test_long_context_model_gap_texts_quote_the_model(table):
+    """The long-context model gaps of data/published_runs.csv quote the validation's
+    figures as they stand (``traincost validate --case ID`` prints the text)."""
+    runs = catalog.published_runs()
+    err = table[table["family"] == "throughput"].set_index("case")["error_pct"]
+
+    def slower(case):                     # predicted rate over measured: x slower a step
+        return f"{1 + err[case] / 100:.2f}x"
+    tt = re.sub(r"\s+", " ", runs.loc["tt-h100-llama3.1-8b-8-cp1-s32k", "model_gap"])
+    assert f"are {slower('tt-h100-llama3.1-405b-512-4d-cp8-s256k')} (405B) and " \
+        f"{slower('tt-h100-llama3.1-8b-8-cp8-s256k')} (8B) slower than predicted" in tt
+    assert f"without context parallelism {slower('tt-h100-llama3.1-8b-8-cp1-s32k')} (" in tt
+    h100 = err[err.index.str.startswith("nemo-longseq-llama2-7b-h100-")]
+    rank = runs.loc[h100.index, "seq_len"]
+    long, short = h100[rank >= 16384], h100[rank < 16384]
+    text = runs.loc["nemo-longseq-llama2-7b-h100-s16k", "model_gap"]
+    assert f"steps {long.min():.0f}-{long.max():.0f}% too fast" in text
+    assert f"land within {short.abs().max():.0f}%" in text
+    b200 = err[err.index.str.startswith("nemo-longseq-llama3.1-8b-b200-")]
+    text = runs.loc["nemo-longseq-llama3.1-8b-b200-s8k", "model_gap"]
+    rest = b200.drop("nemo-longseq-llama3.1-8b-b200-s8k")
+    assert f"runs the 8K step {b200['nemo-longseq-llama3.1-8b-b200-s8k']:.0f}% fast and the " \
+        f"16K-1M steps from {rest.max():.0f}% fast to {-rest.min():.0f}% slow" in text
