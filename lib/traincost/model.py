@@ -179,7 +179,9 @@ def evaluate(c: dict, assumptions: Assumptions = DEFAULT) -> dict:
     Step time (Narayanan et al. SC21 Sec. 3.4):
     ``T = m*t_mb + (p-1)/v * t_mb + T_dp,exposed + T_optimizer`` with m = B/(d*b)
     micro-batches and t_mb one micro-batch's time on one stage (compute plus exposed
-    tensor-, context-, expert- and pipeline-parallel communication, plus the expected wait
+    tensor-, context-, expert- and pipeline-parallel communication, each with what its
+    hidden part slows the compute beside it by, ``t_hidden s/(1 + s)``
+    (:func:`traincost.performance.overlap_contention`), plus the expected wait
     for a straggler: ``s_f * (1 - (1 - f)^n) * forward work``, f the share of devices in
     slow machines and s_f their extra forward time, MegaScale Secs. 5.1 and 6.3). The step
     runs at the pace of the fullest stage, ceil(L/(p*v))*v layers (L/p when p divides L); each stage
