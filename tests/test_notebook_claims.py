@@ -227,3 +227,24 @@ def test_long_context_model_gap_texts_quote_the_model(table):
     rest = b200.drop("nemo-longseq-llama3.1-8b-b200-s8k")
     assert f"runs the 8K step {b200['nemo-longseq-llama3.1-8b-b200-s8k']:.0f}% fast and the " \
         f"16K-1M steps from {rest.max():.0f}% fast to {-rest.min():.0f}% slow" in text
+
+
+def test_moe_model_gap_texts_quote_the_model(table):
+    """The Qwen3 MoE model gaps quote the validation as it stands: the Grok-1 steps' excess,
+    the two Qwen3-30B-A3B dispatchers and the Qwen3-235B runs now."""
+    runs = catalog.published_runs()
+    err = table[table["family"] == "throughput"].set_index("case")["error_pct"]
+    grok = table[table["case"].str.startswith("nvidia-dgxc-grok1-")]
+    longer = 100.0 * (grok["reported"] / grok["predicted"] - 1.0)
+    ep16 = err["mbridge-260401-h100-qwen3-30b-a3b-16"]
+    deepep = err["mbridge-2602-h100-qwen3-30b-a3b-16"]
+    text = runs.loc["mbridge-260401-h100-qwen3-30b-a3b-16", "model_gap"]
+    assert f"whose steps took {longer.min():.0f}-{longer.max():.0f}% longer" in text
+    assert f"(comm.all_to_all_link), {ep16:.1f}% (" in text and f"+{deepep:.1f}%)" in text
+    text = runs.loc["mbridge-2602-h100-qwen3-30b-a3b-16", "model_gap"]
+    assert f"the step took {1 + deepep / 100:.1f}x what the model predicts (+{deepep:.1f}%)" \
+        in text
+    assert f"it ran {100 * (1 / (1 + ep16 / 100) - 1):.0f}% faster than predicted" in text
+    text = runs.loc["mbridge-2511-h100-qwen3-235b-a22b-256", "model_gap"]
+    assert f"+{err['mbridge-2511-h100-qwen3-235b-a22b-256']:.1f}% and " \
+        f"+{err['mbridge-260401-h100-qwen3-235b-a22b-256']:.1f}% since" in text
