@@ -30,6 +30,16 @@ def _layout_table(acc_id, model_id, devices, global_batch):
     return acc, spec, lay
 
 
+def _one_layout(acc_id, model_id, devices, data):
+    """One valid layout drawn from :func:`_layout_table` (global batch 1024), with the
+    device and the inputs; None where the table has none."""
+    acc, spec, lay = _layout_table(acc_id, model_id, devices, 1024)
+    if len(lay["tp"]) == 0:
+        return None
+    i = data.draw(st.integers(0, len(lay["tp"]) - 1))
+    return acc, spec, {k: v[i] for k, v in lay.items()}
+
+
 @SETTINGS
 @given(acc=st.sampled_from(ACCELERATORS), model=st.sampled_from(MODELS),
        log_devices=st.integers(3, 10), data=st.data())
@@ -121,11 +131,10 @@ def test_a_lower_power_cap_never_speeds_a_layout_up_nor_raises_its_power(acc, mo
                                                                           log_devices, low,
                                                                           data):
     devices = 2**log_devices
-    acc_o, spec, lay = _layout_table(acc, model, devices, 1024)
-    if len(lay["tp"]) == 0:
+    drawn = _one_layout(acc, model, devices, data)
+    if drawn is None:
         return
-    i = data.draw(st.integers(0, len(lay["tp"]) - 1))
-    one = {k: v[i] for k, v in lay.items()}
+    acc_o, spec, one = drawn
     free = evaluate(columns(System(acc_o, devices), spec, "bf16", one))
     capped = evaluate(columns(System(acc_o, devices, power_cap_w=low * acc_o.tdp_w), spec,
                               "bf16", one))
@@ -151,11 +160,10 @@ def test_hiding_communication_never_slows_a_step_and_costs_what_it_slows(acc, mo
     # and the more compute slows beside a collective, the longer the overlapped step
     from dataclasses import replace
     devices = 2**log_devices
-    acc_o, spec, lay = _layout_table(acc, model, devices, 1024)
-    if len(lay["tp"]) == 0:
+    drawn = _one_layout(acc, model, devices, data)
+    if drawn is None:
         return
-    i = data.draw(st.integers(0, len(lay["tp"]) - 1))
-    one = {k: v[i] for k, v in lay.items()}
+    acc_o, spec, one = drawn
     a = replace(traincost.DEFAULT_ASSUMPTIONS, overlap_compute_slowdown=slowdown)
     more = replace(a, overlap_compute_slowdown=slowdown + 0.1)
 
