@@ -25,6 +25,19 @@ def test_uneven_pipeline_stages_are_allowed():
     layout.check({**lay(pp=12, devices=1536 * 12 // 8 // 8), "layers": 70, "global_batch": 2304})
 
 
+def test_a_balanced_split_takes_two_more_stages_than_layers():
+    # BLOOM-176B reshaped to PP 72 over its 70 blocks (BigScience reshaping-log.md, July
+    # 2022): --pp-partition-method 'type:transformer|embedding' counts the embedding and the
+    # tied output as a layer each, 70 + 2 = 72 stages of one unit; a plain split cannot
+    bloom = {"layers": 70, "heads": 112, "kv_heads": 112, "devices": 288, "global_batch": 2048}
+    layout.check(lay(**bloom, tp=1, pp=72, balanced_pipeline=True))
+    with pytest.raises(ValueError, match="--pp 72 must not exceed the number of layers 70 "
+                                         r"\(layers \+ 2 in a balanced split"):
+        layout.check(lay(**bloom, tp=1, pp=72))
+    with pytest.raises(ValueError, match="--pp 73"):
+        layout.check(lay(**{**bloom, "devices": 292}, tp=1, pp=73, balanced_pipeline=True))
+
+
 @pytest.mark.parametrize("kw,flag", [
     (dict(tp=7), "--tp 7"), (dict(devices=1000, pp=16), "--devices 1000"),
     (dict(pp=96, devices=768), "--pp 96"), (dict(cp=3), "--cp 3"), (dict(vpp=11), "--vpp 11"),

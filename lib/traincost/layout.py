@@ -74,8 +74,9 @@ RULES = (
      "{F_cp} {cp} must divide {F_seq_len} {seq_len}"),
     ("devices", lambda c: c["devices"] % (c["tp"] * c["pp"] * c["cp"]) == 0,
      "{F_devices} {devices} must be a multiple of tp*pp*cp = {tp}*{pp}*{cp}"),
-    ("pp", lambda c: c["pp"] <= c["layers"],
-     "{F_pp} {pp} must not exceed the number of layers {layers}"),
+    ("pp", lambda c: c["pp"] <= pipeline_units(c["layers"], c["balanced_pipeline"]),
+     "{F_pp} {pp} must not exceed the number of layers {layers} (layers + 2 in a balanced "
+     "split, whose embedding and loss take a stage's place each)"),
     ("vpp", lambda c: (c["vpp"] == 1) | ((c["pp"] > 1)
                                          & (c["pp"] * c["vpp"]
                                             <= pipeline_units(c["layers"],
