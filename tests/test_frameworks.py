@@ -167,15 +167,17 @@ def test_new_runs_carry_their_pre_fit_error():
                                                     "fsdp-deepcompile-", "tpurecipes-",
                                                     "nemo-longseq-", "nvidia-dgxc-grok1-",
                                                     "nvidia-dgxc-maxtext-", "nemo-perf2407-",
-                                                    "mbridge-", "jaxtb-", "olmo-core-"))],
+                                                    "mbridge-", "jaxtb-", "olmo-core-",
+                                                    "tr11-"))],
              *RUNS.index[RUNS.index.str.contains("-nemo25-") & RUNS.index.str.startswith(
                  "nvidia-dgxc-nemotron4-")]]
     # IBM's twelve fms-fsdp runs, DeepCompile's eight, the TPU MaxText recipes' twenty-two,
     # NeMo's long-sequence page's seventeen, NVIDIA's twelve Grok-1 benchmarks, its
     # twenty-two MaxText ones, its four NeMo 25.04 Nemotron-4 ones, NeMo 24.07's
     # performance summary's twelve, Megatron-Bridge's fourteen, JAX-Toolbox's MaxText one and
-    # its Pax six, OLMo-core's README ten
-    assert len(later) == 154
+    # its Pax six, OLMo-core's README ten, BigScience's tr11 layout sweep ten and reshaping
+    # runs seven
+    assert len(later) == 171
     old = RUNS.loc[~RUNS.index.str.startswith(NEW) & ~RUNS.index.isin(later)]
     assert old["prefit_error_pct"].isna().all()
     assert RUNS.loc[later, "prefit_basis"].str.contains("before the row joined the fit").all()

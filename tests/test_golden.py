@@ -313,6 +313,13 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   micro-batches move, the refit moves the shared constants a little (fp8 share 0.9280 ->
   0.9286) and with them 1,258 sweep rows by at most 0.07% (the sweep names no framework);
   the estimates and the validation follow.
+- BigScience's tr11 layout sweep (ten rows, 2022-02-28) and BLOOM's reshaping log (seven,
+  2022-07-05) join under megatron-deepspeed, predicted first (12.0% MAPE, all fast), with
+  the cluster's Omni-Path network (scaleout_gbps 50) and the embedding-aware split that the
+  bloom-176b row now records too; a balanced split may have layers + 2 stages (PP 72 over
+  70 blocks). Megatron-DeepSpeed on NVIDIA gets a factor (0.857); the reference constants
+  do not move; the estimates' accuracy lines (A100 80GB 16-bit 70 -> 87 runs, 49 -> 51
+  documents) and the validation follow; sweep content-identical.
 """
 
 from __future__ import annotations

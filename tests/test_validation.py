@@ -135,8 +135,11 @@ def test_mtnlg_step_times_have_a_per_step_part_the_model_lacks(table):
     assert trend.loc["published", "per_microbatch_s"] == pytest.approx(0.1970, abs=5e-4)
     assert trend.loc["published", "per_step_s"] == pytest.approx(12.68, abs=0.05)
     # the model's per-step part (mostly the non-interleaved bubble, (p - 1) * a = 34 a) is
-    # well below the published one
-    assert trend.loc["predicted", "per_step_s"] < 0.6 * trend.loc["published", "per_step_s"]
+    # below the published one: with Megatron-DeepSpeed's own factor (BigScience's tr11 runs,
+    # 2026-12-04) each micro-batch takes longer, the bubble with it (about 2/3 of the
+    # published per-step part, 0.6 before), and some 4 s a step still have no term
+    assert trend.loc["predicted", "per_step_s"] < 0.75 * trend.loc["published", "per_step_s"]
+    assert trend.loc["published", "per_step_s"] - trend.loc["predicted", "per_step_s"] > 3.0
 
 
 def test_throughput_mape_target(table):
