@@ -320,6 +320,10 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   70 blocks). Megatron-DeepSpeed on NVIDIA gets a factor (0.857); the reference constants
   do not move; the estimates' accuracy lines (A100 80GB 16-bit 70 -> 87 runs, 49 -> 51
   documents) and the validation follow; sweep content-identical.
+- The sweep's fp16 days (25 rows, 2022-02-25 and 02-26), predicted first (12.2%): the
+  factor refits 0.857 -> 0.896 over 42 runs; the estimates' accuracy lines (A100 80GB
+  16-bit 87 -> 112 runs, 51 -> 53 documents) and the validation follow; sweep
+  content-identical.
 """
 
 from __future__ import annotations
