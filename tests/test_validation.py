@@ -142,6 +142,16 @@ def test_mtnlg_step_times_have_a_per_step_part_the_model_lacks(table):
     assert trend.loc["published", "per_step_s"] - trend.loc["predicted", "per_step_s"] > 3.0
 
 
+def test_mtnlg_is_predicted_by_a_factor_fitted_on_other_teams_runs(table):
+    # MT-NLG 530B (Smith et al. 2022 s2.4: 60.1, 50.2, 44.4 s a step) is a model gap no fit
+    # uses; Megatron-DeepSpeed on NVIDIA's factor is fitted on BigScience's tr11 runs only
+    # (data/calibration.json). With the reference factor its steps were 15-18% shorter than
+    # measured (README); with the stack's own factor the model stays fast, by under 12%
+    rows = table[table["case"].str.startswith("mtnlg-530b-") & (table["metric"] == "step_time_s")]
+    assert sorted(rows["reported"]) == [44.4, 50.2, 60.1]
+    assert rows["error_pct"].between(-12.0, 0.0).all()
+
+
 def test_throughput_mape_target(table):
     # Issue 3 target: MAPE <= 5% over the reference framework's runs (Megatron SC21,
     # MegaScale and the rest of the Megatron/NeMo stack that fits the shared constants)
