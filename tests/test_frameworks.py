@@ -9,6 +9,7 @@ numbers quoted in data/published_runs.csv.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import replace
 from importlib import resources
@@ -50,6 +51,57 @@ def test_the_factor_scales_the_matmul_rate_up_to_the_ceiling():
     assumed = model.evaluate(toy(framework_matmul_factor=10.0, mamf_fraction=0.5,
                                  mamf_measured=False))
     assert assumed["step_compute_s"] == pytest.approx(2496 / 1.0, rel=1e-12)
+
+
+def test_a_fixed_time_per_layer_per_microbatch_adds_on_every_microbatch_and_the_bubble():
+    # the toy (one layer, one micro-batch, no pipeline): 0.5 s a layer adds 0.5 s to the
+    # step, reported as its own part; the compute is what it was
+    base = model.evaluate(toy())
+    over = model.evaluate(toy(framework_layer_overhead_s=0.5))
+    assert over["step_layer_overhead_s"] == pytest.approx(0.5, rel=1e-12)
+    assert over["step_compute_s"] == pytest.approx(base["step_compute_s"], rel=1e-12)
+    assert over["step_time_s"] - base["step_time_s"] == pytest.approx(0.5, rel=1e-9)
+    # 4 layers on 2 stages (2 each) and a global batch of 8 on one replica: m = 8
+    # micro-batches pay 2 x 0.5 s each (8 s), and the 1F1B bubble, (p - 1)/m of m t_mb,
+    # pays one micro-batch's more (1 s): 9 s in all
+    kw = dict(layers=4, pp=2, devices=2, global_batch=8)
+    base = model.evaluate(toy(**kw))
+    over = model.evaluate(toy(framework_layer_overhead_s=0.5, **kw))
+    assert over["step_layer_overhead_s"] == pytest.approx(8.0, rel=1e-12)
+    assert over["step_time_s"] - base["step_time_s"] == pytest.approx(9.0, rel=1e-9)
+    # micro-batches of two sequences: half as many pay it (4 s), the bubble the same 1 s
+    base = model.evaluate(toy(micro_batch=2, **kw))
+    over = model.evaluate(toy(framework_layer_overhead_s=0.5, micro_batch=2, **kw))
+    assert over["step_layer_overhead_s"] == pytest.approx(4.0, rel=1e-12)
+    assert over["step_time_s"] - base["step_time_s"] == pytest.approx(5.0, rel=1e-9)
+
+
+def test_the_fit_recovers_a_known_factor_and_fixed_time_per_layer():
+    # the tr11 runs (Megatron-DeepSpeed: its fixed time is fitted, data/frameworks.csv)
+    # with their reported step times replaced by the model's own at factor 1.05 and
+    # 10 ms a layer: the fit must find both again
+    runs = RUNS[RUNS.index.str.startswith("tr11-")]
+    cases = calibrate.prepare_cases(runs)
+    a = DEFAULT
+    log_pred = calibrate.residuals(cases, a, 1.05, 0.010)
+    i = 0
+    synthetic = []
+    for c in cases:
+        n = len(c.targets)
+        logs = log_pred[i:i + n] + [math.log(v) for _, v in c.targets]
+        synthetic.append(replace(c, targets=[(k, math.exp(x)) for (k, _), x
+                                              in zip(c.targets, logs)]))
+        i += n
+    key = synthetic[0].stack
+    assert key == "megatron-deepspeed on NVIDIA"
+    factors, overheads = calibrate.fit_frameworks(synthetic, a, {key})
+    assert factors[key] == pytest.approx(1.05, rel=1e-3)
+    assert overheads[key] == pytest.approx(0.010, rel=1e-3)
+    # a stack that compiles its whole step (MaxText, XLA) keeps none, and the reference's
+    # is in its shared constants
+    assert not catalog.fits_layer_overhead("maxtext")
+    assert not catalog.fits_layer_overhead("megatron")
+    assert catalog.framework_layer_overhead("megatron", "h100-sxm5-80gb") == 0.0
 
 
 def test_a_framework_implies_its_defaults_unless_given():

@@ -324,6 +324,14 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   factor refits 0.857 -> 0.896 over 42 runs; the estimates' accuracy lines (A100 80GB
   16-bit 87 -> 112 runs, 51 -> 53 documents) and the validation follow; sweep
   content-identical.
+- A framework's fixed time per layer per micro-batch (frameworks.csv layer_overhead; the
+  new step part layer_overhead, a column the sweep gains), fitted with its factor where
+  its host drives each layer (Megatron-DeepSpeed, torchtitan, OLMo-core, PyTorch FSDP,
+  llm-foundry; not the reference, not XLA): the reference constants do not move; of the
+  sweep only the 359 valid Gaudi 2 and Gaudi 3 rows change (their framework unstated, so
+  Intel's one fitted stack, Megatron-DeepSpeed: factor 1.087 -> 1.282 and 1.3 ms a
+  layer), 0.87x to 4.2x in step time, the small models at one sequence a micro-batch
+  most; the estimates and the validation follow.
 """
 
 from __future__ import annotations

@@ -123,33 +123,39 @@ def test_step_time_trend_needs_two_micro_batch_counts():
         step_time_trend(t, ["nothing-like-it"])
 
 
-def test_mtnlg_step_times_have_a_per_step_part_the_model_lacks(table):
+def test_mtnlg_step_times_have_a_per_step_part_the_model_lacks():
     # Smith et al. 2022 s2.4: 60.1, 50.2, 44.4 s per step on 280/350/420 servers, batch
-    # 1920, tp 8 x pp 35, so m = 1920/dp = 240, 192, 160 micro-batches of one sequence.
+    # 1920, tp 8 x pp 35; at one sequence a micro-batch (not stated: the line below is
+    # drawn for it) m = 1920/dp = 240, 192, 160 micro-batches.
     # Least squares by hand: mean m 197.33, mean T 51.567, Sxx 3242.7, Sxy 638.9
     # -> a = 0.1970 s, c = 51.567 - 0.1970 * 197.33 = 12.68 s
-    cases = ["mtnlg-530b-2240", "mtnlg-530b-2800", "mtnlg-530b-3360"]
-    rows = table[table["case"].isin(cases) & (table["metric"] == "step_time_s")]
+    runs = RUNS[RUNS.index.str.startswith("mtnlg-530b-")].copy()
+    runs["micro_batch"] = 1
+    table = compare_published(runs)
+    cases = list(runs.index)
+    rows = table[table["metric"] == "step_time_s"]
     assert sorted(rows["microbatches"]) == [160, 192, 240]
     trend = step_time_trend(table, cases)
     assert trend.loc["published", "per_microbatch_s"] == pytest.approx(0.1970, abs=5e-4)
     assert trend.loc["published", "per_step_s"] == pytest.approx(12.68, abs=0.05)
     # the model's per-step part (mostly the non-interleaved bubble, (p - 1) * a = 34 a) is
-    # below the published one: with Megatron-DeepSpeed's own factor (BigScience's tr11 runs,
-    # 2026-12-04) each micro-batch takes longer, the bubble with it (about 2/3 of the
-    # published per-step part, 0.6 before), and some 4 s a step still have no term
+    # below the published one: Megatron-DeepSpeed's own factor and fixed time per layer per
+    # micro-batch (BigScience's tr11 runs, 2026-12-04) make each micro-batch take longer,
+    # the bubble with it (about 0.7 of the published per-step part, 0.6 before any), and
+    # some 4 s a step still have no term
     assert trend.loc["predicted", "per_step_s"] < 0.75 * trend.loc["published", "per_step_s"]
     assert trend.loc["published", "per_step_s"] - trend.loc["predicted", "per_step_s"] > 3.0
 
 
-def test_mtnlg_is_predicted_by_a_factor_fitted_on_other_teams_runs(table):
+def test_mtnlg_is_predicted_by_a_stack_fitted_on_other_teams_runs(table):
     # MT-NLG 530B (Smith et al. 2022 s2.4: 60.1, 50.2, 44.4 s a step) is a model gap no fit
-    # uses; Megatron-DeepSpeed on NVIDIA's factor is fitted on BigScience's tr11 runs only
-    # (data/calibration.json). With the reference factor its steps were 15-18% shorter than
-    # measured (README); with the stack's own factor the model stays fast, by under 12%
+    # uses; Megatron-DeepSpeed on NVIDIA's factor and fixed time per layer per micro-batch
+    # are fitted on BigScience's tr11 runs only (data/calibration.json). With the reference
+    # factor its steps were 15-18% shorter than measured, with the stack's factor alone
+    # 7-10% (README); with the fixed time per layer too they come within 3%
     rows = table[table["case"].str.startswith("mtnlg-530b-") & (table["metric"] == "step_time_s")]
     assert sorted(rows["reported"]) == [44.4, 50.2, 60.1]
-    assert rows["error_pct"].between(-12.0, 0.0).all()
+    assert rows["error_pct"].abs().max() < 3.0
 
 
 def test_throughput_mape_target(table):

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import argparse
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -71,6 +71,12 @@ FRAMEWORK_MIN_DOCUMENTS = 2
 FRAMEWORK_BOUNDS = (0.3, 1 / 0.3)
 #: the factor of the reference framework, whose runs fit the shared constants
 REFERENCE_FACTOR = 1.0
+#: bounds of a framework's fitted fixed time per layer per micro-batch (data/frameworks.csv
+#: layer_overhead; catalog.framework_layer_overhead): none, up to 0.1 s, five times the
+#: largest fitted (Megatron-DeepSpeed on NVIDIA, 0.018 s, 2026-12-04) [s]
+LAYER_OVERHEAD_BOUNDS = (0.0, 0.1)
+#: the fit's unit for it, so that the factor and it move on comparable scales [s]
+_OVERHEAD_UNIT = 1e-3
 #: the case-id prefixes of issue 3's throughput target ("out-of-sample MAPE <= 5% over the
 #: Megatron SC21 and MegaScale rows, worst case <= 10%"); the fit uses every case
 TARGET_SCOPE = ("sc21-", "megascale-")
@@ -183,21 +189,31 @@ class Batch:
         first = np.searchsorted(self.segment[order], np.arange(len(self.cases)))
         return order[first]
 
-    def residuals(self, a: Assumptions, factor=None) -> np.ndarray:
+    def residuals(self, a: Assumptions, factor=None, overhead=None) -> np.ndarray:
         """log(predicted / reported) for every target of every case. [-]
 
         ``factor``: the framework efficiency factor to evaluate every case with (a fit's
         trial value), or a dict factor name (:attr:`Case.stack`) -> factor (absent: the
         reference's 1; a device's factor absent: its family's, :attr:`Case.fallback`),
-        instead of the one each case's columns carry (data/calibration.json's)."""
+        instead of the one each case's columns carry (data/calibration.json's).
+        ``overhead``: the same for the framework's fixed time per layer per micro-batch
+        [s] (a dict's absent names: 0, the reference's; None with a dict ``factor``: 0
+        everywhere, as for a framework fitted without one)."""
         if not self.cases:
             return np.zeros(0)
         if isinstance(factor, dict):
             factor = np.array([factor.get(c.stack, factor.get(c.fallback, REFERENCE_FACTOR))
                                for c in self.cases])[self.segment]
+            overhead = {} if overhead is None else overhead
+        if isinstance(overhead, dict):
+            overhead = np.array([overhead.get(c.stack, overhead.get(c.fallback, 0.0))
+                                 for c in self.cases])[self.segment]
+        n = (len(self.segment),)
         cols = self.cols if factor is None else {**self.cols, "framework_matmul_factor":
-                                                 np.broadcast_to(np.asarray(factor, float),
-                                                                 (len(self.segment),))}
+                                                 np.broadcast_to(np.asarray(factor, float), n)}
+        if overhead is not None:
+            cols = {**cols, "framework_layer_overhead_s":
+                    np.broadcast_to(np.asarray(overhead, float), n)}
         with np.errstate(divide="ignore", invalid="ignore"):
             rep = report_units(evaluate(cols, a))
         rows = self.chosen_rows(rep)[self.target_case]
@@ -207,13 +223,15 @@ class Batch:
         return np.log(predicted) - self.log_reported
 
 
-def residuals(cases: list[Case] | Batch, a: Assumptions, factors=None) -> np.ndarray:
+def residuals(cases: list[Case] | Batch, a: Assumptions, factors=None,
+              overheads=None) -> np.ndarray:
     """log(predicted / reported) for every target of every case. [-]
 
-    ``factors``: framework efficiency factors as :meth:`Batch.residuals` takes them (None:
-    each case's own columns, i.e. data/calibration.json's)."""
+    ``factors``, ``overheads``: framework efficiency factors and fixed times per layer per
+    micro-batch as :meth:`Batch.residuals` takes them (None: each case's own columns, i.e.
+    data/calibration.json's)."""
     batch = cases if isinstance(cases, Batch) else Batch(cases)
-    return batch.residuals(a, factors)
+    return batch.residuals(a, factors, overheads)
 
 
 def _with(prior: Assumptions, x, free: dict = FREE) -> Assumptions:
@@ -387,24 +405,36 @@ def own_frameworks(cases: list[Case]) -> set:
             and len(docs[k]) >= FRAMEWORK_MIN_DOCUMENTS}
 
 
-def fit_frameworks(cases: list[Case], base: Assumptions, own: set) -> dict:
+def fit_frameworks(cases: list[Case], base: Assumptions, own: set) -> tuple[dict, dict]:
     """The efficiency factor of each name in ``own`` (a framework on an accelerator
-    family, or on one device), fitted on its own ``cases`` alone with the shared constants
-    of ``base`` held: name -> factor. [-]
+    family, or on one device), and its fixed time per layer per micro-batch where its
+    framework has one (data/frameworks.csv ``layer_overhead``), fitted on its own ``cases``
+    alone with the shared constants of ``base`` held: (name -> factor [-], name -> time
+    [s]; 0 where the framework has none).
 
-    One bounded least-squares fit of one factor per name (FRAMEWORK_BOUNDS), on all its
-    runs, 16-bit and fp8: adding a framework's runs leaves the shared constants and every
-    other framework as they were. A family's runs include those of its devices that have
-    a factor of their own (:func:`device_stacks`): the family's factor is the fallback for
-    a device with too few runs, and the best guess for one never seen is the pool of every
-    device the framework ran on, not of those that happened to have few runs."""
-    out = {}
+    One bounded least-squares fit per name (FRAMEWORK_BOUNDS, LAYER_OVERHEAD_BOUNDS), on
+    all its runs, 16-bit and fp8: adding a framework's runs leaves the shared constants and
+    every other framework as they were. A family's runs include those of its devices that
+    have a factor of their own (:func:`device_stacks`): the family's factor is the fallback
+    for a device with too few runs, and the best guess for one never seen is the pool of
+    every device the framework ran on, not of those that happened to have few runs."""
+    factors, overheads = {}, {}
     for key in sorted(own):
         batch = Batch([replace(c, stack=key) for c in cases if key in (c.stack, c.fallback)])
-        res = least_squares(lambda x: batch.residuals(base, float(x[0])), [REFERENCE_FACTOR],
-                            bounds=FRAMEWORK_BOUNDS, diff_step=1e-3, max_nfev=100)
-        out[key] = float(res.x[0])
-    return out
+        if catalog.fits_layer_overhead(batch.cases[0].framework):
+            lo, hi = FRAMEWORK_BOUNDS
+            o_lo, o_hi = (b / _OVERHEAD_UNIT for b in LAYER_OVERHEAD_BOUNDS)
+            res = least_squares(
+                lambda x: batch.residuals(base, float(x[0]), float(x[1]) * _OVERHEAD_UNIT),
+                [REFERENCE_FACTOR, 1.0], bounds=([lo, o_lo], [hi, o_hi]), diff_step=1e-3,
+                max_nfev=200)
+            factors[key], overheads[key] = float(res.x[0]), float(res.x[1]) * _OVERHEAD_UNIT
+        else:
+            res = least_squares(lambda x: batch.residuals(base, float(x[0]), 0.0),
+                                [REFERENCE_FACTOR], bounds=FRAMEWORK_BOUNDS, diff_step=1e-3,
+                                max_nfev=100)
+            factors[key], overheads[key] = float(res.x[0]), 0.0
+    return factors, overheads
 
 
 @dataclass
@@ -415,6 +445,8 @@ class Fit:
     assumptions: Assumptions
     factors: dict            # factor name -> fitted factor (the others: REFERENCE_FACTOR)
     own: set                 # the factor names fitted
+    overheads: dict = field(default_factory=dict)   # factor name -> fixed time per layer
+    #                          per micro-batch [s] (the others: 0, the reference's)
 
 
 def fitted_stage(case: Case, own: set) -> str:
@@ -438,13 +470,14 @@ def fit_all(cases: list[Case], prior: Assumptions = PRIOR) -> Fit:
     a = fit([c for c in shared if not is_fp8(c)], prior)
     a = fit_fp8([c for c in shared if is_fp8(c)], a)
     mine = [c for c in cases if fitted_stage(c, own) == "framework" or c.fallback in own]
-    return Fit(a, fit_frameworks(mine, a, own), own)
+    factors, overheads = fit_frameworks(mine, a, own)
+    return Fit(a, factors, own, overheads)
 
 
 def errors_under(cases: list[Case], f: Fit) -> pd.DataFrame:
     """Signed error of every figure of ``cases`` under the fit ``f``: ``case``,
     ``error_pct`` = 100 (predicted / reported - 1). [%]"""
-    r = np.expm1(residuals(cases, f.assumptions, f.factors)) * 100.0
+    r = np.expm1(residuals(cases, f.assumptions, f.factors, f.overheads)) * 100.0
     return pd.DataFrame({"case": [c.case for c in cases for _ in c.targets], "error_pct": r})
 
 
@@ -528,11 +561,12 @@ def framework_loo_errors(cases: list[Case], f: Fit) -> pd.DataFrame:
         pool = [c for c in cases if key in (c.stack, c.fallback)]
         for case in (c for c in pool if c.stack == key):
             rest = [c for c in pool if c is not case]
-            refit = fit_frameworks(rest, f.assumptions, own_frameworks(rest) & {key})
+            refit, re_over = fit_frameworks(rest, f.assumptions, own_frameworks(rest) & {key})
             # below the rule without it: a device's runs fall back to their family's factor,
             # a family's (or a framework's) to the reference's
             factors = {k: v for k, v in f.factors.items() if k != key} | refit
-            e = np.expm1(residuals([case], f.assumptions, factors)) * 100.0
+            overheads = {k: v for k, v in f.overheads.items() if k != key} | re_over
+            e = np.expm1(residuals([case], f.assumptions, factors, overheads)) * 100.0
             rows.extend((case.case, float(x)) for x in e)
     return pd.DataFrame(rows, columns=["case", "error_pct"])
 
@@ -699,7 +733,9 @@ def main(argv=None) -> int:
         mine = [c for c in every if key in (c.stack, c.fallback)]      # the factor's fit
         e = fw_loo[fw_loo["case"].map(key_of) == key]["error_pct"].abs()
         lo = lofo[lofo["case"].map(key_of) == key]["error_pct"].abs()
-        frameworks[key] = {"factor": whole.factors[key], "runs": len(mine),
+        frameworks[key] = {"factor": whole.factors[key],
+                           "layer_overhead_s": whole.overheads.get(key, 0.0),
+                           "runs": len(mine),
                            "documents": len({c.document for c in mine}),
                            # the runs predicted with it (a family's less its own devices')
                            "own_runs": sum(c.stack == key for c in every),

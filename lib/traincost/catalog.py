@@ -289,6 +289,35 @@ def framework_factor(framework_id: str, accelerator) -> tuple[float, str]:
     return 1.0, "borrowed"
 
 
+def framework_layer_overhead(framework_id: str, accelerator) -> float:
+    """Fixed time a framework spends per layer per micro-batch on an accelerator beyond the
+    reference stack's, fitted with its factor (:func:`framework_factor`). [s]
+
+    Fitted only for a framework whose host issues every layer's work for every micro-batch
+    (data/frameworks.csv ``layer_overhead``: PyTorch eager or per-block compiled modules,
+    FSDP's and DeepSpeed's per-module hooks, DeepSpeed's pipeline engine); 0 for the
+    reference stack, whose own cost is part of the shared constants, for a stack that
+    compiles the whole step into one program (XLA), and wherever the factor is borrowed.
+
+    >>> framework_layer_overhead("megatron", "h100-sxm5-80gb")
+    0.0
+    >>> framework_layer_overhead("maxtext", "tpu-v5e")
+    0.0
+    """
+    name = factor_name(framework_id, accelerator)
+    return float(calibration.FRAMEWORKS[name].get("layer_overhead_s", 0.0)) if name else 0.0
+
+
+def fits_layer_overhead(framework_id: str) -> bool:
+    """Whether a framework's fixed time per layer per micro-batch is fitted with its factor
+    (data/frameworks.csv ``layer_overhead`` = 1; see :func:`framework_layer_overhead`). [-]
+
+    >>> fits_layer_overhead("megatron-deepspeed"), fits_layer_overhead("maxtext")
+    (True, False)
+    """
+    return framework(framework_id)["layer_overhead"] == 1
+
+
 def factor_name(framework_id: str, accelerator) -> str:
     """The name, in data/calibration.json's frameworks, of the fitted factor a framework
     runs with on an accelerator (:func:`framework_factor`): the device's own

@@ -208,9 +208,16 @@ def _fitted_says(est) -> str:
     fitted_on = (f"fitted on its own published runs on {acc.id}, which has no measured matmul "
                  "ceiling, so the factor carries that ceiling too" if own else
                  "fitted on its own published runs")
+    ceiling = (" (capped at the device's maximum achievable matmul rate, which no layer "
+               "beats)" if factor * est.assumptions.in_model_matmul_fraction >= 1.0 else "")
+    overhead = catalog.framework_layer_overhead(fw, acc)
+    fixed = (f", and spends a fixed {overhead * 1e3:.1f} ms per layer per micro-batch beyond "
+             "that stack's, which a larger micro-batch pays less often "
+             f"({est.step_breakdown_s()['layer_overhead']:.3g} s of this step), "
+             "both" if overhead > 0 else "")
     return (f"framework: {who} runs its GEMMs at {factor:.2f}x the Megatron-Core/NeMo "
-            f"calibration's efficiency, {fitted_on} (data/calibration.json frameworks; "
-            "`traincost validate` lists their errors).")
+            f"calibration's efficiency{ceiling}{fixed}, {fitted_on} "
+            "(data/calibration.json frameworks; `traincost validate` lists their errors).")
 
 
 #: the caveats, in the order an estimate lists them
@@ -314,12 +321,12 @@ def _long_context_says(est) -> str:
             f"runs with at least {est.assumptions.long_context_rank_tokens:,.0f} "
             "tokens a rank took 2-36% longer a step than this model predicts (NeMo's "
             "long-sequence page: H100 11-27%, B200 2-7%; torchtitan's 32K and 256K runs on "
-            "H100: 7-36%; `traincost validate --case nemo-longseq-llama2-7b-h100-s256k`), with "
+            "H100: 8-36%; `traincost validate --case nemo-longseq-llama2-7b-h100-s256k`), with "
             "the fused attention kernel at the share of its isolated rate the GEMMs keep of "
             f"theirs ({est.assumptions.in_model_matmul_fraction:.2f}): on H100 the attention "
             "lost more than that, a loss the model does not have. Four such runs came out "
             "slower than predicted: NeMo's B200 at 512K and 1M tokens (-1%), torchtitan's 4D "
-            "Llama 3.1 405B at 32K (-6%) and llm-foundry's MPT-7B at 16K on A100 (-18%). "
+            "Llama 3.1 405B at 32K (-3%) and llm-foundry's MPT-7B at 16K on A100 (-17%). "
             "Treat this step time as the fast end.")
 
 

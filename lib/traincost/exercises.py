@@ -309,6 +309,9 @@ _PART_HINTS = {
     "optimizer": "The optimizer step is slow: ZeRO stage 1 or higher shards it over dp.",
     "stragglers": "More devices wait longer for the slowest machine: a job of n devices "
                   "meets a straggler more often as n grows.",
+    "layer_overhead": "The framework spends a fixed time on each layer for every "
+                      "micro-batch: fewer, larger micro-batches (or a leaner stack) pay it "
+                      "less often.",
     "compute": "Your compute time is higher than needed: full recompute repeats the forward "
                "pass, and tiny GEMMs (small micro-batch, large tp) run below peak.",
 }

@@ -29,6 +29,8 @@ INPUT_COLUMNS = (
     # the same at the precision of the attention core's matmuls (16 bits for an fp8 run)
     "core_peak_flop_per_s", "core_mamf_fraction",
     "attention_kv_tokens", "framework_matmul_factor", "mamf_measured",
+    # the framework's fixed time per layer per micro-batch beyond the reference stack's
+    "framework_layer_overhead_s",
     # the model's own error: 1 for an estimate, a Monte Carlo draw of the measured / predicted
     # step time for an interval (traincost.uncertainty)
     "model_error_factor",
@@ -133,8 +135,8 @@ OUTPUTS = (
 )
 
 #: step-time parts, in the order they are reported
-STEP_PARTS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "stragglers", "bubble",
-              "dp_comm", "cross_site_comm", "optimizer")
+STEP_PARTS = ("compute", "layer_overhead", "tp_comm", "cp_comm", "ep_comm", "pp_comm",
+              "stragglers", "bubble", "dp_comm", "cross_site_comm", "optimizer")
 #: memory parts, in the order they are reported
 MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "gathered", "reserved")
 
@@ -499,7 +501,9 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
     ``fwd_layer``, ``recompute_layer`` (under activation offload the copies' exposed time,
     ``offloaded`` bytes each way, :func:`traincost.performance.offload_exposed_time`) and
     ``compute_mb`` (the stage's compute per micro-batch,
-    :func:`traincost.performance.stage_compute_time`).
+    :func:`traincost.performance.stage_compute_time`) and ``overhead_mb`` (the framework's
+    fixed time per layer per micro-batch on the stage's layers,
+    :func:`traincost.performance.layer_overhead_time`).
     """
     h, t, e, bw = c["hidden"], c["tp"], c["bytes_per_element"], c["hbm_bytes_per_s"]
     heads, kv, d, mla, flash = c["heads"], c["kv_heads"], c["head_dim"], c["mla"], \
@@ -603,15 +607,18 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
     compute_mb = performance.stage_compute_time(
         g.layers_per_stage, layer_work, output_work, g.balanced, c["layers"], c["pp"],
         np.where(ep_beside, a.ep_overlap_comm_sm_fraction, 0.0))
+    overhead_mb = performance.layer_overhead_time(g.layers_per_stage,
+                                                  c["framework_layer_overhead_s"])
     return SimpleNamespace(flop_rate=flop_rate, attn_mm=attn_mm, layer_mm=layer_mm, core=core,
                            fwd_layer=fwd_layer, recompute_layer=recompute_layer,
-                           compute_mb=compute_mb)
+                           compute_mb=compute_mb, overhead_mb=overhead_mb)
 
 
 def step_stage(g: SimpleNamespace, comp: SimpleNamespace, mb: dict, dp: dict) -> dict:
     """The step's parts, :data:`STEP_PARTS` in order. [s]
 
-    m micro-batches of ``t_mb`` = compute + stragglers + exposed tp, cp, ep and pp
+    m micro-batches of ``t_mb`` = compute + the framework's fixed time on the stage's layers
+    (``layer_overhead``) + stragglers + exposed tp, cp, ep and pp
     communication (and, where the stages cross sites, the boundary stage's extra), the
     pipeline bubble ``(p - 1)/(v m) * m * t_mb``
     (:func:`traincost.performance.pipeline_bubble_fraction`), the exposed data-parallel
@@ -619,11 +626,12 @@ def step_stage(g: SimpleNamespace, comp: SimpleNamespace, mb: dict, dp: dict) ->
     extra per micro-batch, the fill's link latency and the replicas' exchange across
     sites) and the optimizer step.
     """
-    t_mb = comp.compute_mb + mb["stragglers"] + mb["tp"] + mb["cp"] + mb["ep"] + mb["pp"] \
-        + mb["cross_site"]
+    t_mb = comp.compute_mb + comp.overhead_mb + mb["stragglers"] + mb["tp"] + mb["cp"] \
+        + mb["ep"] + mb["pp"] + mb["cross_site"]
     m = g.m
     return {
         "compute": m * comp.compute_mb,
+        "layer_overhead": m * comp.overhead_mb,
         "tp_comm": m * mb["tp"],
         "cp_comm": m * mb["cp"],
         "ep_comm": m * mb["ep"],

@@ -569,6 +569,33 @@ def stage_compute_time(layers_per_stage, layer_work_s, output_work_s, balanced, 
     return work / (1.0 - comm_sm_fraction)
 
 
+def layer_overhead_time(layers_per_stage, overhead_per_layer_s):
+    """A framework's fixed time on one pipeline stage for one micro-batch. [s]
+
+    ``L_stage * t_layer``: each layer on the stage (the fullest stage's, which sets the
+    pipeline's pace, :func:`traincost.workload.stage_layers`) costs its framework a fixed
+    ``t_layer`` per micro-batch, whatever the micro-batch's size, tensor-parallel degree or
+    precision (:func:`traincost.catalog.framework_layer_overhead`: fitted with the
+    framework's factor on its own published runs, beyond the reference stack's own, which
+    its shared constants hold).
+
+    Why such a term: where a framework's host issues each layer's kernels, hooks and
+    collectives for every micro-batch, part of that work does not shrink with the
+    micro-batch. BigScience's tr11 sweep (Megatron-DeepSpeed, 2022) times the same
+    model at TP 4 x PP 12 with micro-batches of 2 and 4 sequences at 102.03 and 102.27 s,
+    where the bubble alone makes the second 8% slower; its TP 8 layouts, with twice the
+    micro-batches a replica of their TP 4 twins, ran 5-19% slower. OLMo-core's 1B model
+    gained 25-27% in throughput from micro-batch 4 to 8, and its FP8 runs gained 1.16-1.32x
+    over BF16 where the GEMMs alone would give 1.31-1.46x (data/README.md, frameworks).
+
+    >>> round(float(layer_overhead_time(6, 0.018)), 6)
+    0.108
+    >>> float(layer_overhead_time(6, 0.0))
+    0.0
+    """
+    return layers_per_stage * overhead_per_layer_s
+
+
 def tp_overlap_window(layer_matmul_s, attention_matmul_s, full_recompute):
     """Compute an overlapping stack hides a layer's tensor-parallel all-reduces behind. [s]
 

@@ -184,9 +184,11 @@ STEP_COLOURS = {"compute": OKABE_ITO[0], "tp_comm": OKABE_ITO[1], "cp_comm": OKA
                 "ep_comm": OKABE_ITO[5], "pp_comm": OKABE_ITO[6], "bubble": OKABE_ITO[7],
                 "dp_comm": OKABE_ITO[2], "optimizer": OKABE_ITO[3],
                 "stragglers": "#882255",          # Tol's 'wine', past Okabe-Ito's eight
-                "cross_site_comm": "#44AA99"}     # Tol's 'teal'
+                "cross_site_comm": "#44AA99",     # Tol's 'teal'
+                "layer_overhead": "#DDCC77"}      # Tol's 'sand'
 
-STEP_LABELS = {"compute": "compute", "tp_comm": "exposed TP comm.",
+STEP_LABELS = {"compute": "compute", "layer_overhead": "framework's fixed time a layer",
+               "tp_comm": "exposed TP comm.",
                "cp_comm": "exposed CP comm.", "ep_comm": "exposed EP comm.",
                "pp_comm": "exposed PP sends", "stragglers": "waiting for stragglers",
                "bubble": "pipeline bubble",
