@@ -502,8 +502,7 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
     ``offloaded`` bytes each way, :func:`traincost.performance.offload_exposed_time`) and
     ``compute_mb`` (the stage's compute per micro-batch,
     :func:`traincost.performance.stage_compute_time`) and ``overhead_mb`` (the framework's
-    fixed time per layer per micro-batch on the stage's layers,
-    :func:`traincost.performance.layer_overhead_time`).
+    fixed time on them, :func:`traincost.performance.layer_overhead_time`).
     """
     h, t, e, bw = c["hidden"], c["tp"], c["bytes_per_element"], c["hbm_bytes_per_s"]
     heads, kv, d, mla, flash = c["heads"], c["kv_heads"], c["head_dim"], c["mla"], \
@@ -607,11 +606,10 @@ def compute_stage(c: dict, a: Assumptions, g: SimpleNamespace, w: SimpleNamespac
     compute_mb = performance.stage_compute_time(
         g.layers_per_stage, layer_work, output_work, g.balanced, c["layers"], c["pp"],
         np.where(ep_beside, a.ep_overlap_comm_sm_fraction, 0.0))
-    overhead_mb = performance.layer_overhead_time(g.layers_per_stage,
-                                                  c["framework_layer_overhead_s"])
-    return SimpleNamespace(flop_rate=flop_rate, attn_mm=attn_mm, layer_mm=layer_mm, core=core,
-                           fwd_layer=fwd_layer, recompute_layer=recompute_layer,
-                           compute_mb=compute_mb, overhead_mb=overhead_mb)
+    return SimpleNamespace(
+        flop_rate=flop_rate, attn_mm=attn_mm, layer_mm=layer_mm, core=core, fwd_layer=fwd_layer,
+        recompute_layer=recompute_layer, compute_mb=compute_mb, overhead_mb=performance.
+        layer_overhead_time(g.layers_per_stage, c["framework_layer_overhead_s"]))
 
 
 def step_stage(g: SimpleNamespace, comp: SimpleNamespace, mb: dict, dp: dict) -> dict:
