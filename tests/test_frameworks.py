@@ -214,7 +214,7 @@ def test_new_runs_carry_their_pre_fit_error():
              "mlperf31-gaudi2-gpt3-256", "mlperf40-gaudi2-gpt3-1024",
              "intellect1-10b-8-h100-nocomm", "mlperf50-amd-lora70b-mi300x-8",
              "mlperf50-amd-lora70b-mi325x-8", "mlperf51-amd-lora70b-mi300x-8",
-             "mlperf51-amd-lora70b-mi325x-8",
+             "mlperf51-amd-lora70b-mi325x-8", "palm-540b-6144-2pods",
              *RUNS.index[RUNS.index.str.startswith(("ibm-fsdp-", "ds-deepcompile-",
                                                     "fsdp-deepcompile-", "tpurecipes-",
                                                     "nemo-longseq-", "nvidia-dgxc-grok1-",
@@ -228,8 +228,8 @@ def test_new_runs_carry_their_pre_fit_error():
     # twenty-two MaxText ones, its four NeMo 25.04 Nemotron-4 ones, NeMo 24.07's
     # performance summary's twelve, Megatron-Bridge's fourteen, JAX-Toolbox's MaxText one and
     # its Pax six, OLMo-core's README ten, BigScience's tr11 layout sweep thirty-five (three
-    # days) and reshaping runs seven
-    assert len(later) == 196
+    # days) and reshaping runs seven, PaLM's two pods one
+    assert len(later) == 197
     old = RUNS.loc[~RUNS.index.str.startswith(NEW) & ~RUNS.index.isin(later)]
     assert old["prefit_error_pct"].isna().all()
     assert RUNS.loc[later, "prefit_basis"].str.contains("before the row joined the fit").all()

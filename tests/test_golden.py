@@ -332,6 +332,11 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   Intel's one fitted stack, Megatron-DeepSpeed: factor 1.087 -> 1.282 and 1.3 ms a
   layer), 0.87x to 4.2x in step time, the small models at one sequence a micro-batch
   most; the estimates and the validation follow.
+- PaLM 540B's two TPU v4 pods join as a published run over two sites (published_runs.csv
+  sites, site_link_gbps, cross_site, read by validate.case_inputs and the calibration):
+  the validation gains its row (predicted first, +5.9%), no fit moves (it has no framework
+  of its own); the ZeRO-3 caveat counts a site's sharding group, not all the replicas;
+  sweep and estimates content-identical.
 """
 
 from __future__ import annotations

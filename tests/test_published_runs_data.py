@@ -38,7 +38,7 @@ def test_columns_in_contract_order():
         "micro_batch seq_len recompute recompute_fraction precision attention_kernel parallel_block overlap "
         "balanced_pipeline fp8_activations optimizer_state lora fused_loss fp8_param_gather fp8_params "
         "fp8_activation_input elementwise zero shard_group expert_tp "
-        "power_cap_w scaleout_gbps tokens "
+        "power_cap_w scaleout_gbps sites site_link_gbps cross_site tokens "
         "total_flop "
         "reported_hardware_tflops_per_device "
         "reported_model_tflops_per_device reported_mfu reported_step_time_s "

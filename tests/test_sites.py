@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import traincost
-from traincost import comm, footprint
+from traincost import catalog, comm, footprint
 from traincost.assumptions import DEFAULT
 
 from clihelpers import run
@@ -287,6 +287,26 @@ def test_palm_two_pods_weak_scaling():
         ratio = two.tokens_per_s / one.tokens_per_s
         assert ratio == pytest.approx(1.95, rel=0.03)
         assert ratio < 2.0
+
+
+def test_palm_two_pods_are_a_published_run_the_validation_predicts():
+    """The same run as a row of data/published_runs.csv (palm-540b-6144-2pods): its layout
+    and its two sites read from the row, the link derived from the paper's burst (81 Tb/s
+    both ways over 1,536 hosts: 40,500 Gb/s each way between the pods), the 238.3K tokens/s
+    at batch 2048 (38.79 a chip, Sec. 4.1) predicted first within 10% (+5.9%, prefit_*),
+    validated, not fitted (its framework, JAX/T5X, has no row of its own)."""
+    from traincost import validate
+    row = catalog.published_runs().loc["palm-540b-6144-2pods"]
+    kwargs, filled = validate.case_inputs(row)
+    assert (kwargs["sites"], kwargs["cross_site"], kwargs["site_link_gbps"]) == (2, "dp", 40500.0)
+    assert row["reported_tokens_per_s_per_device"] == pytest.approx(238300 / 6144, rel=1e-4)
+    table = validate.compare_published(catalog.published_runs().loc[[row.name]])
+    tokens = table[table["metric"] == "tokens_per_s_per_device"].iloc[0]
+    assert abs(tokens["error_pct"]) < 10.0
+    est = traincost.estimate(**kwargs)
+    assert (est.system.sites, est.parallel.cross_site) == (2, "dp")
+    assert est.step_breakdown_s()["cross_site_comm"] > 0
+    assert abs(row["prefit_error_pct"]) <= 15.0                    # issue 21's pre-fit target
 
 
 def test_oversubscription_divides_the_fabric_between_domains():

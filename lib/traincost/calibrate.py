@@ -112,12 +112,14 @@ def _prepare(row: pd.Series, prior: Assumptions) -> Case | None:
     acc = catalog.accelerator(kwargs["accelerator"])
     devices = kwargs["devices"]
     sys_ = system(acc, devices, kwargs.get("power_cap"),
-                  scale_out_gbps=kwargs.get("scale_out_gbps"))
+                  scale_out_gbps=kwargs.get("scale_out_gbps"), sites=kwargs.get("sites"),
+                  site_link_gbps=kwargs.get("site_link_gbps"))
     spec = Inputs(kwargs["workload"], kwargs["job"], kwargs["stack"],
                   catalog.site(None, pue_value=1.0, grid_intensity_g=0.0))
     precision = kwargs.get("precision") or acc.default_precision
     fixed = framework_knobs(fixed_knobs(**{k: kwargs.get(k) for k in (
-        "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute")}), spec.stack)
+        "tp", "pp", "cp", "ep", "vpp", "zero", "micro_batch", "recompute", "cross_site")}),
+        spec.stack)
     wl, job = spec.workload, spec.job
     lay = layout.candidates(fixed, heads=wl.heads, layers=wl.layers, experts=wl.experts,
                             devices=devices, domain=sys_.domain_devices,

@@ -33,14 +33,26 @@ def _dp(est) -> int:
     return int(est.report["dp"])
 
 
+def _zero3_group(est) -> int:
+    """Data-parallel ranks ZeRO-3 shards the weights over: a shard group's where one is set
+    (hybrid sharding), else a site's where the replicas cross the sites, else all. [-]"""
+    dp, group = _dp(est), est.stack.shard_group or _dp(est)
+    if est.system.sites > 1 and est.parallel.cross_site == "dp":
+        group = min(group, dp // est.system.sites)
+    return group
+
+
 def _zero3_across_nodes(est) -> bool:
-    p, dp = est.parallel, _dp(est)
-    return p.zero == 3 and dp > 1 and bool(comm.crosses_domain(
-        dp, p.tp * p.cp, est.accelerator.scaleup_domain_devices))
+    p, group = est.parallel, _zero3_group(est)
+    return p.zero == 3 and group > 1 and bool(comm.crosses_domain(
+        group, p.tp * p.cp, est.accelerator.scaleup_domain_devices))
 
 
 def _zero3_says(est) -> str:
-    return (f"ZeRO-3 gathers the weights across nodes (dp={_dp(est)} spans more than one "
+    group = _zero3_group(est)
+    who = f"dp={group}" if group == _dp(est) else \
+        f"its sharding group of {group} of the dp={_dp(est)} ranks"
+    return (f"ZeRO-3 gathers the weights across nodes ({who} spans more than one "
             f"{est.accelerator.scaleup_domain_devices}-device scale-up domain): the model "
             "runs them as NCCL's two-level rings do, each device of a node over its own NIC "
             "(traincost.comm.link), which matches PyTorch FSDP runs (torchtitan, MosaicML "
@@ -225,8 +237,9 @@ def _sites_says(est) -> str:
     return (f"{est.system.sites} sites: the exchange across them is priced from the link's "
             "bandwidth and latency alone (a hierarchical ring, the link shared by a site's "
             "devices; replicas across sites shard inside each site); one published multi-site "
-            "run checks it, PaLM's two TPU v4 pods (their 1.95x weak scaling, "
-            "tests/test_sites.py), and congestion from other traffic on the link is not "
+            "run checks it, PaLM's two TPU v4 pods over a data-centre network (their 1.95x "
+            "weak scaling, tests/test_sites.py; their throughput, `traincost validate --case "
+            "palm-540b-6144-2pods`), and congestion from other traffic on the link is not "
             "modelled.")
 
 

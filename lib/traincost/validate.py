@@ -110,6 +110,14 @@ def case_inputs(row: pd.Series, assumptions: Assumptions = DEFAULT) -> tuple[dic
         # the cluster's own scale-out links where they are not the catalog's (a cloud's
         # machine type: Google Cloud's A3 High VMs carry 1,000 Gb/s for 8 GPUs)
         kwargs["scale_out_gbps"] = float(row["scaleout_gbps"])
+    if _given(row.get("sites")) and int(row["sites"]) > 1:
+        # one run over several sites (or pods joined by a data-centre network), the
+        # dimension that crosses them and the link between two of them, as stated
+        kwargs["sites"] = int(row["sites"])
+        if _given(row.get("cross_site")):
+            kwargs["cross_site"] = str(row["cross_site"])
+        if _given(row.get("site_link_gbps")):
+            kwargs["site_link_gbps"] = float(row["site_link_gbps"])
     return {"accelerator": row["accelerator"], "devices": devices, "workload": wl,
             "job": job, "stack": stack, **kwargs}, filled
 
