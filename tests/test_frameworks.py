@@ -220,7 +220,7 @@ def test_new_runs_carry_their_pre_fit_error():
                                                     "nemo-longseq-", "nvidia-dgxc-grok1-",
                                                     "nvidia-dgxc-maxtext-", "nemo-perf2407-",
                                                     "mbridge-", "jaxtb-", "olmo-core-",
-                                                    "tr11-"))],
+                                                    "tr11-", "olmo3-"))],
              *RUNS.index[RUNS.index.str.contains("-nemo25-") & RUNS.index.str.startswith(
                  "nvidia-dgxc-nemotron4-")]]
     # IBM's twelve fms-fsdp runs, DeepCompile's eight, the TPU MaxText recipes' twenty-two,
@@ -228,8 +228,8 @@ def test_new_runs_carry_their_pre_fit_error():
     # twenty-two MaxText ones, its four NeMo 25.04 Nemotron-4 ones, NeMo 24.07's
     # performance summary's twelve, Megatron-Bridge's fourteen, JAX-Toolbox's MaxText one and
     # its Pax six, OLMo-core's README ten, BigScience's tr11 layout sweep thirty-five (three
-    # days) and reshaping runs seven, PaLM's two pods one
-    assert len(later) == 197
+    # days) and reshaping runs seven, PaLM's two pods one, the Olmo 3 report's two
+    assert len(later) == 199
     old = RUNS.loc[~RUNS.index.str.startswith(NEW) & ~RUNS.index.isin(later)]
     assert old["prefit_error_pct"].isna().all()
     assert RUNS.loc[later, "prefit_basis"].str.contains("before the row joined the fit").all()

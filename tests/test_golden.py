@@ -337,6 +337,11 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   the validation gains its row (predicted first, +5.9%), no fit moves (it has no framework
   of its own); the ZeRO-3 caveat counts a site's sharding group, not all the replicas;
   sweep and estimates content-identical.
+- The Olmo 3 report's two pretraining runs (7B on 512 H100, 32B on 1,024; presets olmo3-7b,
+  olmo3-32b), predicted first (-12.0% and -4.8%), join OLMo-core's fit (factor 1.281 ->
+  1.344, past the ceiling that caps it either way; 7.1 -> 6.9 ms a layer): the estimates'
+  accuracy lines (H100 16-bit 48 -> 50 runs, 53 -> 54 documents) and the validation follow;
+  sweep content-identical.
 """
 
 from __future__ import annotations
