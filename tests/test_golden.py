@@ -342,6 +342,10 @@ Bug fixes that move numbers regenerate the table in their own commit, named here
   1.344, past the ceiling that caps it either way; 7.1 -> 6.9 ms a layer): the estimates'
   accuracy lines (H100 16-bit 48 -> 50 runs, 53 -> 54 documents) and the validation follow;
   sweep content-identical.
+- The framework caveat says a factor is capped where the model caps it
+  (performance.framework_matmul_fraction: the measured ceiling, else the peak), no longer
+  wherever factor x share passes 1: two searched estimates' caveat text changes (TPU v5p's
+  no longer says capped); no number moves.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from . import catalog, comm
+from . import catalog, comm, performance
 from .assemble import eager_elementwise
 from .inputs import FUSED_ATTENTION_KERNELS
 from .uncertainty import is_long_context
@@ -220,8 +220,17 @@ def _fitted_says(est) -> str:
     fitted_on = (f"fitted on its own published runs on {acc.id}, which has no measured matmul "
                  "ceiling, so the factor carries that ceiling too" if own else
                  "fitted on its own published runs")
-    ceiling = (" (capped at the device's maximum achievable matmul rate, which no layer "
-               "beats)" if factor * est.assumptions.in_model_matmul_fraction >= 1.0 else "")
+    # the model's own cap (performance.framework_matmul_fraction): the measured matmul
+    # ceiling where there is one, else the peak over the assumed one
+    share = est.assumptions.in_model_matmul_fraction
+    measured = not math.isnan(acc.mamf_bf16_flop_per_s)
+    headroom = 1.0 if measured else \
+        1.0 / acc.mamf_fraction(est.assumptions.default_mamf_fraction)
+    capped = float(performance.framework_matmul_fraction(share, factor, headroom)) \
+        < share * factor
+    ceiling = ((" (capped at the device's measured maximum achievable matmul rate, which no "
+                "layer beats)" if measured else " (capped at the device's peak, which no layer "
+                "beats)") if capped else "")
     overhead = catalog.framework_layer_overhead(fw, acc)
     fixed = (f", and spends a fixed {overhead * 1e3:.1f} ms per layer per micro-batch beyond "
              "that stack's, which a larger micro-batch pays less often "
